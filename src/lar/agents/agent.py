@@ -1,0 +1,277 @@
+"""The Python API (I6): ``Agent(tools=[add]).run("What is 1234 + 4321?")``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from lar.agents.loop import DEFAULT_SYSTEM_PROMPT, LoopSettings, Track, run_loop
+from lar.config import LarConfig, ModelConfig, load_config
+from lar.engines.base import Engine
+from lar.engines.catalog import lookup
+from lar.errors import EngineError, LarError
+from lar.tools.base import Tool, ToolContext
+from lar.tools.executor import Approver, ToolExecutor
+from lar.types import (
+    ErrorEvent,
+    Event,
+    ExecutedCall,
+    Final,
+    Message,
+    ToolCall,
+    ToolCallFinished,
+    ToolCallStarted,
+    Usage,
+)
+
+__all__ = ["Agent", "RunResult", "build_engine", "resolve_track"]
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(slots=True)
+class RunResult:
+    text: str
+    tool_calls: list[ExecutedCall]
+    stop_reason: str
+    usage: Usage
+    latency_ms: float
+    turns: int
+    events: list[Event] = field(default_factory=list)
+    error: str | None = None
+
+
+def _engine_for(cfg: ModelConfig, config: LarConfig, progress: Progress | None) -> Engine:
+    params: dict[str, Any] = {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens}
+    if cfg.engine == "llamacpp":
+        from lar.engines.llamacpp import LlamaCppEngine
+
+        if cfg.path:
+            path = Path(cfg.path).expanduser()
+            name = cfg.name if cfg.name != "default" else path.stem
+        else:
+            from lar.engines.default_model import DEFAULT_MODEL, ensure_model
+
+            path = ensure_model(config.models_dir, progress=progress)
+            name = DEFAULT_MODEL.name
+        return LlamaCppEngine(
+            path=path,
+            name=name,
+            n_ctx=cfg.n_ctx,
+            threads=cfg.threads,
+            timeout_s=max(cfg.timeout_s, 300.0),
+            defaults=params,
+        )
+    from lar.engines.openai_http import OpenAIEngine
+
+    assert cfg.base_url is not None  # ModelConfig's validator guarantees it
+    return OpenAIEngine(
+        base_url=cfg.base_url,
+        model=cfg.model or cfg.name,
+        name=cfg.name,
+        api_key=cfg.api_key.get_secret_value() if cfg.api_key else None,
+        timeout_s=cfg.timeout_s,
+        retries=cfg.retries,
+        defaults=params,
+    )
+
+
+def build_engine(config: LarConfig, model: str | None = None, progress: Progress | None = None) -> Engine:
+    """The configured model, wrapped in failover when ``fallbacks`` are configured."""
+    name = model or config.model
+    primary = _engine_for(config.model_named(name), config, progress)
+    fallbacks = [f for f in config.fallbacks if f != name] if model is None else []
+    if not fallbacks:
+        return primary
+    from lar.engines.failover import FailoverEngine
+
+    return FailoverEngine(
+        [primary, *(_engine_for(config.model_named(f), config, progress) for f in fallbacks)]
+    )
+
+
+def resolve_track(engine: Engine, requested: str | None) -> Track:
+    """Explicit choice, else the catalog's word, else protocol for local GGUF, native for APIs."""
+    if requested in ("native", "protocol"):
+        return requested  # type: ignore[return-value]
+    info = lookup(engine.name) or lookup(engine.model)
+    if info is not None:
+        return "native" if info.native_tools else "protocol"
+    return "protocol" if engine.kind in ("llamacpp", "scripted") else "native"
+
+
+class Agent:
+    """An agent with tools. Keyword-only; every argument is optional.
+
+    ``model`` names a configured model (``$LAR_HOME/config.yaml``) or, with ``base_url``, the
+    model an OpenAI-compatible endpoint serves. With neither, the embedded default model runs.
+    """
+
+    def __init__(
+        self,
+        *,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        engine: Engine | None = None,
+        config: LarConfig | None = None,
+        track: Literal["auto", "native", "protocol"] | None = None,
+        max_turns: int | None = None,
+        system_prompt: str | None = None,
+        workspace: str | Path | None = None,
+        allowlist: Iterable[str] | None = None,
+        approver: Approver | None = None,
+        ask_user: Callable[[str], str | None] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        on_model_progress: Progress | None = None,
+    ) -> None:
+        from lar.tools.base import tool as make_tool
+
+        self.config = config or load_config()
+        self.tools = [t if isinstance(t, Tool) else make_tool(t) for t in tools]
+        if engine is None:
+            if base_url is not None:
+                from lar.engines.openai_http import OpenAIEngine
+
+                engine = OpenAIEngine(base_url=base_url, model=model or "default", api_key=api_key)
+            else:
+                engine = build_engine(self.config, model, on_model_progress)
+        self.engine = engine
+        model_cfg = None
+        if base_url is None and (model or self.config.model) in (
+            [m.name for m in self.config.models] + ["default"]
+        ):
+            model_cfg = self.config.model_named(model or self.config.model)
+        cfg_track = model_cfg.track if model_cfg else None
+        self.track: Track = resolve_track(engine, track if track not in (None, "auto") else cfg_track)
+        allow = list(allowlist) if allowlist is not None else self.config.tools.allowlist
+        self.executor = ToolExecutor(self.tools, allowlist=allow, approver=approver)
+        params: dict[str, Any] = {}
+        if temperature is not None:
+            params["temperature"] = temperature
+        if max_tokens is not None:
+            params["max_tokens"] = max_tokens
+        self.settings = LoopSettings(
+            track=self.track,
+            max_turns=max_turns or self.config.agent.max_turns,
+            system_prompt=system_prompt or self.config.agent.system_prompt or DEFAULT_SYSTEM_PROMPT,
+            params=params,
+        )
+        ws = workspace or self.config.agent.workspace
+        self.workspace = Path(ws).expanduser().resolve() if ws else Path.cwd()
+        self.ask_user = ask_user
+        self.state: dict[str, Any] = {}
+        self._runner: asyncio.Runner | None = None
+
+    # --- async API --------------------------------------------------------------------------
+
+    async def astream(
+        self, text: str, *, history: list[Message] | None = None, stream_text: bool = True
+    ) -> AsyncIterator[Event]:
+        """Events for one user message. ``history`` (if given) is extended in place."""
+        messages = history if history is not None else []
+        messages.append(Message("user", text))
+        ctx = ToolContext(workspace=self.workspace, state=self.state, ask_user=self.ask_user)
+        settings = self.settings
+        if settings.stream != stream_text:
+            settings = LoopSettings(**{**_fields(settings), "stream": stream_text})
+        async for event in run_loop(self.engine, self.executor, messages, ctx, settings):
+            yield event
+
+    async def arun(self, text: str, *, history: list[Message] | None = None) -> RunResult:
+        events: list[Event] = []
+        calls: dict[str, ToolCall] = {}
+        executed: list[ExecutedCall] = []
+        final: Final | None = None
+        error: str | None = None
+        async for event in self.astream(text, history=history, stream_text=False):
+            events.append(event)
+            if isinstance(event, ToolCallStarted):
+                calls[event.call.id] = event.call
+            elif isinstance(event, ToolCallFinished):
+                r = event.result
+                call = calls.get(r.call_id)
+                ran = r.ok or (r.error is not None and r.error.code in ("tool_error", "timeout"))
+                if call is not None and ran:
+                    executed.append(
+                        ExecutedCall(
+                            call.name,
+                            call.arguments,
+                            r.value if r.ok else r.content,
+                            ok=r.ok,
+                            error=r.error,
+                        )
+                    )
+            elif isinstance(event, ErrorEvent):
+                error = event.message
+            elif isinstance(event, Final):
+                final = event
+        assert final is not None
+        if final.stop_reason == "error":
+            raise EngineError(self.engine.name, error or "the run failed")
+        return RunResult(
+            text=final.text,
+            tool_calls=executed,
+            stop_reason=final.stop_reason,
+            usage=final.usage,
+            latency_ms=final.latency_ms,
+            turns=final.turns,
+            events=events,
+            error=error,
+        )
+
+    # --- sync API ---------------------------------------------------------------------------
+
+    def _loop_runner(self) -> asyncio.Runner:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise LarError(
+                "Agent.run()/stream() cannot be called from a running event loop; "
+                "use `await agent.arun(...)` or `agent.astream(...)` there"
+            )
+        if self._runner is None:
+            self._runner = asyncio.Runner()
+        return self._runner
+
+    def run(self, text: str, *, history: list[Message] | None = None) -> RunResult:
+        """Run to a final answer (blocking)."""
+        return self._loop_runner().run(self.arun(text, history=history))
+
+    def stream(self, text: str, *, history: list[Message] | None = None) -> Iterator[Event]:
+        """Events as they happen (blocking iterator), text deltas included."""
+        runner = self._loop_runner()
+        agen = self.astream(text, history=history, stream_text=True)
+        try:
+            while True:
+                try:
+                    yield runner.run(agen.__anext__())
+                except StopAsyncIteration:
+                    return
+        finally:
+            runner.run(agen.aclose())
+
+    def close(self) -> None:
+        self.executor.close()
+        if self._runner is not None:
+            self._runner.run(self.engine.aclose())
+            self._runner.close()
+            self._runner = None
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _fields(settings: LoopSettings) -> dict[str, Any]:
+    return {name: getattr(settings, name) for name in settings.__slots__}  # type: ignore[attr-defined]
+

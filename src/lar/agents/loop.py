@@ -1,0 +1,247 @@
+"""The agent loop (A1, A2, A3): an async generator of typed events.
+
+Code controls execution; the model only decides. Each turn: build the prompt, call the engine,
+extract tool calls (native or protocol track), check them with the loop guard, run them through
+the executor, feed results back marked as data. Nothing here prints: the CLI, the server and the
+tests all consume the same event stream.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from lar.agents.guard import LoopGuard, call_hash
+from lar.calling.native import extract_calls
+from lar.calling.prompt import ANSWER_MODE_NOTE, call_text, fold_tool_results, protocol_system_prompt
+from lar.engines.base import Engine
+from lar.errors import EngineError
+from lar.tools.base import Tool, ToolContext
+from lar.tools.builtin.interaction import CHECKPOINT_KEY
+from lar.tools.executor import ToolExecutor, tool_names
+from lar.types import (
+    ErrorEvent,
+    Event,
+    Final,
+    Message,
+    ModelCalled,
+    ModelResponse,
+    Notice,
+    RunStarted,
+    TextDelta,
+    ToolCall,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolError,
+    ToolResult,
+    Usage,
+)
+
+__all__ = ["LoopSettings", "run_loop", "DEFAULT_SYSTEM_PROMPT"]
+
+Track = Literal["native", "protocol"]
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are Lar, a helpful assistant running on the user's own computer. "
+    "Answer briefly and correctly. Use a tool when it helps; never invent tool results."
+)
+_CALL_MARKERS = ("<tool", "<function", "{", "[", "```", "action:", "[tool_calls]", "<think")
+
+
+@dataclass(slots=True)
+class LoopSettings:
+    track: Track = "protocol"
+    max_turns: int = 8
+    stream: bool = False
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    params: dict[str, Any] = field(default_factory=dict)
+    codeact: bool = False
+
+
+def _system_message(
+    settings: LoopSettings, tools: Sequence[Tool], ctx: ToolContext, *, answer_mode: bool
+) -> Message:
+    base = settings.system_prompt
+    if answer_mode:
+        text = f"{base}\n\n{ANSWER_MODE_NOTE}"
+    elif settings.track == "protocol":
+        text = protocol_system_prompt(base, tools)
+    else:
+        text = base
+    checkpoint = ctx.state.get(CHECKPOINT_KEY)
+    if checkpoint:
+        text += f"\n\nYour working checkpoint (your own notes on this task):\n{checkpoint}"
+    return Message("system", text)
+
+
+def _render(history: list[Message], track: Track) -> list[Message]:
+    return fold_tool_results(history) if track == "protocol" else history
+
+
+def _blocked(call: ToolCall, reason: str) -> ToolResult:
+    err = ToolError(error="loop detected", detail=reason, code="loop_blocked")
+    return ToolResult(call.id, call.name, reason, ok=False, error=err)
+
+
+def _skipped(call: ToolCall) -> ToolResult:
+    detail = "not run: an earlier call in this turn failed"
+    return ToolResult(
+        call.id, call.name, detail, ok=False, error=ToolError("skipped", detail, "skipped")
+    )
+
+
+class _CallSniffer:
+    """Holds back streamed text while it may still turn out to be a tool call."""
+
+    def __init__(self) -> None:
+        self.buffer = ""
+        self.released = False
+
+    def feed(self, text: str) -> str:
+        if self.released:
+            return text
+        self.buffer += text
+        head = self.buffer.lstrip().lower()
+        undecided = not head or any(
+            head.startswith(m) or m.startswith(head) for m in _CALL_MARKERS
+        )
+        if undecided:
+            return ""
+        self.released = True
+        out, self.buffer = self.buffer, ""
+        return out
+
+
+async def _call_engine(
+    engine: Engine,
+    messages: list[Message],
+    tools: Sequence[Tool] | None,
+    settings: LoopSettings,
+    deltas: list[str],
+) -> AsyncIterator[TextDelta | ModelResponse]:
+    if not settings.stream:
+        yield await engine.generate(messages, tools, **settings.params)
+        return
+    sniffer = _CallSniffer()
+    async for chunk in engine.stream(messages, tools, **settings.params):
+        if chunk.text:
+            shown = sniffer.feed(chunk.text)
+            if shown:
+                deltas.append(shown)
+                yield TextDelta(shown)
+        if chunk.response is not None:
+            yield chunk.response
+
+
+async def run_loop(
+    engine: Engine,
+    executor: ToolExecutor,
+    history: list[Message],
+    ctx: ToolContext,
+    settings: LoopSettings,
+) -> AsyncIterator[Event]:
+    """Run one user turn to completion. ``history`` ends with the user's message and is extended
+    in place with the assistant's messages and tool results."""
+    run_id = ctx.run_id or "run_" + secrets.token_hex(6)
+    ctx.run_id = run_id
+    started = time.perf_counter()
+    yield RunStarted(run_id=run_id, model=engine.name, track=settings.track)
+    tools = executor.visible()
+    known = tool_names(tools)
+    guard = LoopGuard()
+    usage = Usage()
+    completed: dict[str, ToolResult] = {}  # call hash → successful result, this run
+    answer_mode = False
+    for turn in range(1, settings.max_turns + 1):
+        last_turn = turn == settings.max_turns
+        answer_mode = answer_mode or (last_turn and bool(tools))
+        system = _system_message(settings, tools, ctx, answer_mode=answer_mode)
+        request = [system, *_render(history, settings.track)]
+        native_tools = tools if settings.track == "native" and tools and not answer_mode else None
+        deltas: list[str] = []
+        response: ModelResponse | None = None
+        try:
+            async for item in _call_engine(engine, request, native_tools, settings, deltas):
+                if isinstance(item, TextDelta):
+                    yield item
+                else:
+                    response = item
+        except EngineError as exc:
+            yield ErrorEvent(code="engine_error", message=str(exc))
+            yield Final("", "error", usage, _ms(started), turn)
+            return
+        assert response is not None
+        usage = usage + response.usage
+        parsed = extract_calls(response, known if tools else {}, codeact=settings.codeact)
+        yield ModelCalled(
+            turn=turn,
+            model=response.model or engine.name,
+            engine=response.engine or engine.kind,
+            usage=response.usage,
+            timings=response.timings,
+            tool_calls=len(parsed.calls),
+            repaired=parsed.repaired,
+        )
+        if parsed.repaired:
+            yield Notice("repaired", f"repaired malformed tool-call JSON ({parsed.format})")
+        for warning in parsed.warnings:
+            yield Notice("parse_warning", warning)
+        if not parsed.calls:
+            history.append(Message("assistant", parsed.text))
+            yield Final(parsed.text, "answer", usage, _ms(started), turn)
+            return
+        repeats = [c for c in parsed.calls if call_hash(c) in completed]
+        if repeats:
+            # The result is already known: small models re-issue a finished call instead of
+            # answering. Code decides: don't run it again; ask for the answer with tools withheld.
+            shown = call_text(repeats[0].name, repeats[0].arguments)
+            if answer_mode:
+                last = completed[call_hash(repeats[0])]
+                text = f"{shown} returned: {last.content}"
+                history.append(Message("assistant", text))
+                yield Notice("repeated_call", f"the model kept repeating {shown}; showing its result")
+                yield Final(text, "loop", usage, _ms(started), turn)
+                return
+            yield Notice("repeated_call", f"{shown} already ran; asking for the answer without tools")
+            answer_mode = True
+            continue
+        if last_turn:
+            names = ", ".join(c.name for c in parsed.calls)
+            history.append(Message("assistant", parsed.text))
+            yield Notice("max_turns", f"stopped after {turn} turns; the model still wanted: {names}")
+            yield Final(
+                f"I stopped after {turn} turns (max_turns) without a final answer; "
+                f"the model still wanted to call {names}.",
+                "max_turns",
+                usage,
+                _ms(started),
+                turn,
+            )
+            return
+        answer_mode = False
+        history.append(Message("assistant", parsed.text, tool_calls=list(parsed.calls)))
+        failed = False
+        for call in parsed.calls:
+            yield ToolCallStarted(call)
+            t0 = time.perf_counter()
+            if failed:
+                result = _skipped(call)
+            elif (reason := guard.check(call)) is not None:
+                result = _blocked(call, reason)
+                yield Notice("loop_blocked", reason)
+                answer_mode = True
+            else:
+                result = await executor.run(call, ctx)
+                if result.ok:
+                    completed[call_hash(call)] = result
+            yield ToolCallFinished(result, _ms(t0))
+            history.append(Message("tool", result.content, tool_call_id=call.id, name=call.name))
+            failed = failed or not result.ok
+    raise AssertionError("unreachable: the last turn always returns")  # pragma: no cover
+
+
+def _ms(since: float) -> float:
+    return (time.perf_counter() - since) * 1000

@@ -1,0 +1,255 @@
+"""Configuration: ``$LAR_HOME/config.yaml`` (default ``~/.lar``), validated by pydantic.
+
+Only this module reads configuration files and the environment. Values may use ``${VAR}`` or
+``${VAR:-default}``. A bad file fails with one message that names the file, the line, the key
+and what is allowed there. With no file at all, Lar runs the embedded default model.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import typing
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    model_validator,
+)
+
+from lar.errors import ConfigError
+
+__all__ = [
+    "AgentSettings",
+    "LarConfig",
+    "ModelConfig",
+    "ToolsConfig",
+    "load_config",
+    "lar_home",
+    "DEFAULT_MODEL_NAME",
+]
+
+DEFAULT_MODEL_NAME = "default"
+_ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+class ModelConfig(_Strict):
+    """One model Lar can use: embedded (``llamacpp``) or any OpenAI-compatible endpoint."""
+
+    name: str = Field(min_length=1)
+    engine: Literal["llamacpp", "openai"]
+    path: str | None = None
+    """llamacpp: a GGUF file; empty means the bundled default model."""
+    base_url: str | None = None
+    model: str | None = None
+    """openai: the model name the endpoint serves (defaults to ``name``)."""
+    api_key: SecretStr | None = None
+    n_ctx: int = Field(4096, ge=256, le=1_048_576)
+    threads: int | None = Field(None, ge=1, le=256)
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(512, ge=1, le=131_072)
+    timeout_s: float = Field(120.0, gt=0)
+    retries: int = Field(2, ge=0, le=10)
+    track: Literal["auto", "native", "protocol"] = "auto"
+
+    @model_validator(mode="after")
+    def _engine_fields(self) -> ModelConfig:
+        if self.engine == "openai" and not self.base_url:
+            raise ValueError("engine 'openai' needs base_url (e.g. http://127.0.0.1:8000/v1)")
+        return self
+
+
+class AgentSettings(_Strict):
+    max_turns: int = Field(8, ge=1, le=100)
+    system_prompt: str | None = None
+    workspace: str | None = None
+    """Directory the file and code tools work in; default: the current directory."""
+
+
+class ToolsConfig(_Strict):
+    allowlist: list[str] | None = None
+    """Only these tools are shown to the model and allowed to run; empty/absent means all."""
+    path: str | None = None
+    """Directory of user tool modules; default ``$LAR_HOME/tools``."""
+
+
+class LarConfig(_Strict):
+    model: str = DEFAULT_MODEL_NAME
+    fallbacks: list[str] = Field(default_factory=list)
+    models: list[ModelConfig] = Field(default_factory=list)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    home: Path = Field(default_factory=lambda: lar_home(), exclude=True)
+
+    @model_validator(mode="after")
+    def _known_models(self) -> LarConfig:
+        names = [m.name for m in self.models]
+        dupes = {n for n in names if names.count(n) > 1}
+        if dupes:
+            raise ValueError(f"duplicate model names: {', '.join(sorted(dupes))}")
+        known = [DEFAULT_MODEL_NAME, *names]
+        for key, value in [("model", self.model), *(("fallbacks", f) for f in self.fallbacks)]:
+            if value not in known:
+                raise ValueError(f"{key}: unknown model {value!r}; known: {', '.join(known)}")
+        return self
+
+    def model_named(self, name: str) -> ModelConfig:
+        for m in self.models:
+            if m.name == name:
+                return m
+        if name == DEFAULT_MODEL_NAME:
+            return ModelConfig(name=DEFAULT_MODEL_NAME, engine="llamacpp")
+        known = ", ".join([DEFAULT_MODEL_NAME, *(m.name for m in self.models)])
+        raise ConfigError(f"unknown model {name!r}; known: {known}", key="model")
+
+    @property
+    def models_dir(self) -> Path:
+        return self.home / "models"
+
+    @property
+    def tools_dir(self) -> Path:
+        return Path(self.tools.path).expanduser() if self.tools.path else self.home / "tools"
+
+
+def lar_home(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    return Path(env.get("LAR_HOME") or "~/.lar").expanduser()
+
+
+def _node_for(root: yaml.Node | None, loc: tuple[Any, ...]) -> yaml.Node | None:
+    """The YAML node at a pydantic error location (for its line number)."""
+    node = root
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            nxt = None
+            for key, value in node.value:
+                if key.value == str(part):
+                    nxt = value if part != loc[-1] else key
+                    break
+            if nxt is None:
+                return node
+            node = nxt
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if part >= len(node.value):
+                return node
+            node = node.value[part]
+        else:
+            return node
+    return node
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    model: Any = LarConfig
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return None
+        field = model.model_fields.get(str(part))
+        if field is None:
+            return None
+        annotation = field.annotation
+        args = typing.get_args(annotation)
+        model = args[0] if typing.get_origin(annotation) is list and args else annotation
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def _describe(err: Mapping[str, Any]) -> str:
+    loc = tuple(err["loc"])
+    if err["type"] == "extra_forbidden":
+        parent = _model_at(loc[:-1])
+        allowed = [
+            n for n, f in (parent.model_fields.items() if parent else []) if not f.exclude
+        ]
+        return f"unknown key {loc[-1]!r}; allowed keys: {', '.join(allowed)}"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if err["type"] in ("missing",):
+        return "required key is missing"
+    value = err.get("input")
+    if err["type"] not in ("model_type", "dict_type") and not isinstance(value, dict | list):
+        msg += f" (got {value!r})"
+    return msg
+
+
+def _interpolate(value: Any, path: str, env: Mapping[str, str], where: str) -> Any:
+    if isinstance(value, dict):
+        return {k: _interpolate(v, f"{path}.{k}" if path else str(k), env, where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interpolate(v, f"{path}[{i}]", env, where) for i, v in enumerate(value)]
+    if isinstance(value, str):
+
+        def sub(m: re.Match[str]) -> str:
+            var, default = m.group(1), m.group(2)
+            if var in env:
+                return env[var]
+            if default is not None:
+                return default
+            raise ConfigError(
+                f"{where}: {path}: environment variable {var} is not set "
+                f"(set it, or write ${{{var}:-default}})",
+                file=where,
+                key=path,
+            )
+
+        return _ENV_RE.sub(sub, value)
+    return value
+
+
+def load_config(
+    path: Path | None = None,
+    *,
+    home: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> LarConfig:
+    """Read and validate the config; a missing file gives the defaults."""
+    env = os.environ if env is None else env
+    home = home or lar_home(env)
+    path = path or home / "config.yaml"
+    if not path.exists():
+        return LarConfig(home=home)
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{where}: cannot read: {exc}", file=where) from exc
+    try:
+        root = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{where}{line}: invalid YAML: {problem}", file=where) from exc
+    if data is None:
+        return LarConfig(home=home)
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{where}:1: the file must be a mapping of keys (model:, models:, agent:, tools:), "
+            f"not a {type(data).__name__}",
+            file=where,
+        )
+    data = _interpolate(data, "", env, where)
+    try:
+        return LarConfig.model_validate({**data, "home": home})
+    except ValidationError as exc:
+        lines = []
+        first_key = None
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            key = ".".join(str(p) for p in loc) or "(top level)"
+            first_key = first_key or key
+            node = _node_for(root, loc)
+            line = f":{node.start_mark.line + 1}" if node is not None else ""
+            lines.append(f"{where}{line}: {key}: {_describe(err)}")
+        raise ConfigError("\n".join(lines), file=where, key=first_key) from None

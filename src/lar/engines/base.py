@@ -1,0 +1,56 @@
+"""The engine interface (E1): messages in, a ModelResponse out, optionally streamed."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lar.registry import Registry
+from lar.types import Message, ModelResponse
+
+if TYPE_CHECKING:
+    from lar.tools.base import Tool
+
+__all__ = ["Engine", "StreamChunk", "EngineRegistry"]
+
+
+@dataclass(slots=True)
+class StreamChunk:
+    """A streamed text delta; the last chunk carries the complete ``response``."""
+
+    text: str = ""
+    response: ModelResponse | None = None
+
+
+class Engine(ABC):
+    """An inference backend. ``name`` identifies the configured model, ``model`` the served one."""
+
+    name: str = "engine"
+    model: str = ""
+    kind: str = "engine"
+
+    @abstractmethod
+    def stream(
+        self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, **params: Any
+    ) -> AsyncIterator[StreamChunk]:
+        """Yield text deltas, then one final chunk with the full response."""
+
+    async def generate(
+        self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, **params: Any
+    ) -> ModelResponse:
+        final: ModelResponse | None = None
+        async for chunk in self.stream(messages, tools, **params):
+            if chunk.response is not None:
+                final = chunk.response
+        if final is None:  # an engine bug, not a model answer
+            raise RuntimeError(f"engine {self.name!r} ended its stream without a response")
+        return final
+
+    async def aclose(self) -> None:
+        """Release connections; engines without resources need not override this."""
+
+
+class EngineRegistry(Registry[type[Engine]]):
+    kind = "engine"

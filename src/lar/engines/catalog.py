@@ -1,0 +1,32 @@
+"""Model catalog (E5, first part): what Lar knows about a model before calling it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["ModelInfo", "CATALOG", "lookup"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    name: str
+    params_b: float
+    context_length: int
+    native_tools: bool
+    """Whether the model reliably fills the API's ``tool_calls``; decides the default track."""
+    tags: frozenset[str] = field(default_factory=frozenset)
+    price_in_per_m: float = 0.0
+    price_out_per_m: float = 0.0
+
+
+CATALOG: dict[str, ModelInfo] = {
+    info.name: info
+    for info in (
+        # Measured: with llama.cpp's chat template this model writes the call as JSON text.
+        ModelInfo("qwen2.5-coder-0.5b-instruct", 0.5, 32768, False, frozenset({"code", "local"})),
+    )
+}
+
+
+def lookup(name: str) -> ModelInfo | None:
+    return CATALOG.get(name)

@@ -1,0 +1,246 @@
+"""Typed tools (T1): a function's signature and docstring become a validator and a JSON Schema."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, overload
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from lar.errors import ToolDefinitionError
+from lar.registry import Registry
+
+__all__ = [
+    "Tool",
+    "tool",
+    "ToolContext",
+    "ToolArgumentError",
+    "ToolRegistry",
+    "Permission",
+    "Determinism",
+]
+
+Permission = Literal["auto", "confirm", "auth"]
+Determinism = Literal["deterministic", "seeded", "nondeterministic"]
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """Run context a tool can ask for by annotating a parameter with this type.
+
+    The parameter is injected by the executor and never shown to the model.
+    """
+
+    workspace: Path
+    run_id: str = ""
+    state: dict[str, Any] = field(default_factory=dict)
+    ask_user: Callable[[str], str | None] | None = None
+
+
+class ToolArgumentError(ValueError):
+    """The model's arguments do not fit the tool's schema; the message is meant for the model."""
+
+
+class ToolRegistry(Registry["Tool"]):
+    kind = "tool"
+
+
+_ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters|Params)\s*:\s*$")
+_ARG_LINE = re.compile(r"^\s*\*{0,2}(\w+)\*{0,2}\s*(\([^)]*\))?\s*:\s*(.+)$")
+_SPHINX_PARAM = re.compile(r"^\s*:param\s+(?:\w+\s+)?(\w+)\s*:\s*(.+)$")
+
+
+def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """Split a docstring into (description, {param: description}); Google and Sphinx styles."""
+    if not doc:
+        return "", {}
+    lines = inspect.cleandoc(doc).splitlines()
+    desc: list[str] = []
+    params: dict[str, str] = {}
+    in_args = False
+    last: str | None = None
+    for line in lines:
+        if _ARGS_HEADER.match(line):
+            in_args = True
+            continue
+        sphinx = _SPHINX_PARAM.match(line)
+        if sphinx:
+            params[sphinx.group(1)] = sphinx.group(2).strip()
+            continue
+        if in_args:
+            m = _ARG_LINE.match(line)
+            if m:
+                last = m.group(1)
+                params[last] = m.group(3).strip()
+            elif line.strip() and last and line.startswith((" ", "\t")):
+                params[last] += " " + line.strip()
+            elif re.match(r"^\s*\w[\w ]*:\s*$", line):
+                in_args = False  # next section (Returns:, Raises: …)
+            continue
+        if line.lstrip().startswith(":"):
+            continue
+        desc.append(line)
+    return "\n".join(desc).strip(), params
+
+
+def _strip_titles(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _strip_titles(v) for k, v in schema.items() if k != "title"}
+    if isinstance(schema, list):
+        return [_strip_titles(v) for v in schema]
+    return schema
+
+
+class Tool:
+    """A callable tool. Calling the object calls the wrapped function unchanged."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        permission: Permission = "auto",
+        timeout_s: float = 10.0,
+        determinism: Determinism = "deterministic",
+        clip: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self.fn = fn
+        self.name = name or fn.__name__
+        if not _NAME_RE.match(self.name):
+            raise ToolDefinitionError(
+                f"tool name {self.name!r} must start with a letter or _ and contain only "
+                "letters, digits, _ . - (max 64 chars)"
+            )
+        if permission not in typing.get_args(Permission):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: permission {permission!r} is not one of auto, confirm, auth"
+            )
+        if timeout_s <= 0:
+            raise ToolDefinitionError(f"tool {self.name!r}: timeout_s must be > 0")
+        doc_desc, param_docs = _parse_docstring(fn.__doc__)
+        self.description = (description or doc_desc or self.name).strip()
+        self.permission: Permission = permission
+        self.timeout_s = timeout_s
+        self.determinism: Determinism = determinism
+        self.clip = clip
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self.context_param: str | None = None
+        self._validator = self._build_validator(param_docs)
+        self.parameters: dict[str, Any] = _strip_titles(self._validator.model_json_schema())
+        self.parameters.setdefault("properties", {})
+
+    def _build_validator(self, param_docs: dict[str, str]) -> type[BaseModel]:
+        try:
+            hints = typing.get_type_hints(self.fn)
+        except Exception as exc:  # unresolved forward refs: name them
+            raise ToolDefinitionError(f"tool {self.name!r}: cannot resolve type hints: {exc}") from exc
+        fields: dict[str, Any] = {}
+        from pydantic import Field
+
+        for pname, param in inspect.signature(self.fn).parameters.items():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise ToolDefinitionError(f"tool {self.name!r}: *args/**kwargs are not supported")
+            annotation = hints.get(pname, Any)
+            if annotation is ToolContext:
+                self.context_param = pname
+                continue
+            default = ... if param.default is param.empty else param.default
+            fields[pname] = (annotation, Field(default, description=param_docs.get(pname)))
+        try:
+            return create_model(  # type: ignore[call-overload,no-any-return]
+                f"{self.name.replace('.', '_').replace('-', '_')}_args",
+                __config__=ConfigDict(extra="forbid"),
+                **fields,
+            )
+        except Exception as exc:
+            raise ToolDefinitionError(f"tool {self.name!r}: unsupported signature: {exc}") from exc
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Return validated keyword arguments or raise ToolArgumentError explaining each problem."""
+        try:
+            model = self._validator.model_validate(arguments)
+        except ValidationError as exc:
+            problems = []
+            for err in exc.errors():
+                loc = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+                if err["type"] == "extra_forbidden":
+                    problems.append(f"unknown argument {loc!r}")
+                elif err["type"] == "missing":
+                    problems.append(f"missing required argument {loc!r}")
+                else:
+                    problems.append(f"argument {loc!r}: {err['msg']} (got {err.get('input')!r})")
+            raise ToolArgumentError(
+                "; ".join(problems) + f". Expected: {self.signature()}"
+            ) from None
+        return {k: getattr(model, k) for k in type(model).model_fields}
+
+    def signature(self) -> str:
+        from lar.calling.prompt import signature  # local: calling imports tools
+
+        return signature(self)
+
+    def openai_schema(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r}, permission={self.permission!r})"
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    permission: Permission = "auto",
+    timeout_s: float = 10.0,
+    determinism: Determinism = "deterministic",
+    clip: Callable[[Any], Any] | None = None,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    permission: Permission = "auto",
+    timeout_s: float = 10.0,
+    determinism: Determinism = "deterministic",
+    clip: Callable[[Any], Any] | None = None,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a typed function into a tool. Use bare (``@tool``) or with options (``@tool(...)``)."""
+
+    def wrap(f: Callable[..., Any]) -> Tool:
+        return Tool(
+            f,
+            name=name,
+            description=description,
+            permission=permission,
+            timeout_s=timeout_s,
+            determinism=determinism,
+            clip=clip,
+        )
+
+    return wrap(fn) if fn is not None else wrap

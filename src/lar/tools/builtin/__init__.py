@@ -1,0 +1,27 @@
+"""The built-in atomic tools (B1)."""
+
+from __future__ import annotations
+
+from lar.tools.base import Tool, ToolRegistry
+from lar.tools.builtin.code import code_run
+from lar.tools.builtin.files import file_patch, file_read, file_write
+from lar.tools.builtin.interaction import ask_user, update_working_checkpoint
+
+__all__ = ["BUILTIN_TOOLS", "builtin_tools"]
+
+BUILTIN_TOOLS: tuple[Tool, ...] = (
+    file_read,
+    file_write,
+    file_patch,
+    code_run,
+    ask_user,
+    update_working_checkpoint,
+)
+
+for _t in BUILTIN_TOOLS:
+    if not ToolRegistry.contains(_t.name):
+        ToolRegistry.add(_t.name, _t)
+
+
+def builtin_tools() -> list[Tool]:
+    return list(BUILTIN_TOOLS)

@@ -1,0 +1,131 @@
+"""The one chokepoint every tool call passes through (T4, T5, T6, T8, T9).
+
+validate → allowlist → permission → run (timeout) → normalize → clip. Failures never raise into
+the loop: they come back as a ``ToolResult`` whose ``error`` is ``{"error", "detail", "code"}``,
+so the model can read what went wrong and correct itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from typing import Any
+
+from lar.tools.base import Tool, ToolArgumentError, ToolContext
+from lar.types import ToolCall, ToolError, ToolResult
+
+__all__ = ["ToolExecutor", "Approver", "DEFAULT_CLIP_CHARS"]
+
+Approver = Callable[[ToolCall, Tool], bool]
+"""Asked before a ``confirm`` tool runs; returns True to allow it."""
+
+DEFAULT_CLIP_CHARS = 3200  # ≈ 800 tokens at ~4 characters per token (T6)
+
+
+def _to_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def clip_text(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[truncated: {len(text) - limit} more characters not shown]"
+
+
+class ToolExecutor:
+    def __init__(
+        self,
+        tools: Iterable[Tool],
+        *,
+        allowlist: Iterable[str] | None = None,
+        approver: Approver | None = None,
+        clip_chars: int = DEFAULT_CLIP_CHARS,
+        max_workers: int = 8,
+    ) -> None:
+        self.tools: dict[str, Tool] = {}
+        for t in tools:
+            self.tools[t.name] = t
+        self.allowlist = set(allowlist) if allowlist else None
+        self.approver = approver
+        self.clip_chars = clip_chars
+        self._pool: ThreadPoolExecutor | None = None
+        self._max_workers = max_workers
+
+    def allowed(self, name: str) -> bool:
+        return self.allowlist is None or name in self.allowlist
+
+    def visible(self) -> list[Tool]:
+        """The tools shown to the model: only allowlisted ones (T8, first layer)."""
+        return [t for t in self.tools.values() if self.allowed(t.name)]
+
+    @staticmethod
+    def _fail(call: ToolCall, code: str, error: str, detail: str) -> ToolResult:
+        err = ToolError(error=error, detail=detail, code=code)
+        content = json.dumps({"error": error, "detail": detail, "code": code}, ensure_ascii=False)
+        return ToolResult(call.id, call.name, content, ok=False, error=err)
+
+    async def run(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        tool = self.tools.get(call.name)
+        if tool is None or not self.allowed(call.name):
+            names = ", ".join(t.name for t in self.visible()) or "none"
+            code = "unknown_tool" if tool is None else "not_allowed"
+            return self._fail(
+                call, code, f"no tool named {call.name!r}", f"available tools: {names}"
+            )
+        try:
+            kwargs = tool.validate(call.arguments)
+        except ToolArgumentError as exc:
+            return self._fail(call, "invalid_arguments", "invalid arguments", str(exc))
+        if tool.permission != "auto" and not self._approve(call, tool):
+            return self._fail(
+                call,
+                "denied",
+                "the user did not allow this call",
+                f"{tool.name} needs confirmation ({tool.permission}); do not retry it, "
+                "answer without it or explain what you need",
+            )
+        if tool.context_param:
+            kwargs[tool.context_param] = ctx
+        try:
+            value = await self._invoke(tool, kwargs)
+        except TimeoutError:
+            return self._fail(
+                call, "timeout", "tool timed out", f"{tool.name} did not finish in {tool.timeout_s:g}s"
+            )
+        except Exception as exc:  # a tool's own failure is data for the model, not a crash
+            return self._fail(call, "tool_error", f"{tool.name} failed", f"{type(exc).__name__}: {exc}")
+        shown = tool.clip(value) if tool.clip else value
+        content = clip_text(_to_text(shown), self.clip_chars)
+        return ToolResult(call.id, call.name, content, ok=True, value=value)
+
+    def _approve(self, call: ToolCall, tool: Tool) -> bool:
+        if tool.permission == "auth":
+            return False  # credentials arrive with the permissions issue; never run unauthenticated
+        return bool(self.approver and self.approver(call, tool))
+
+    async def _invoke(self, tool: Tool, kwargs: dict[str, Any]) -> Any:
+        if tool.is_async:
+            return await asyncio.wait_for(tool.fn(**kwargs), tool.timeout_s)
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self._max_workers, thread_name_prefix="lar-tool")
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(self._pool, partial(tool.fn, **kwargs))
+        return await asyncio.wait_for(future, tool.timeout_s)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+
+def tool_names(tools: Sequence[Tool]) -> dict[str, list[str]]:
+    """name → ordered parameter names, as the protocol parser wants them."""
+    return {t.name: list(t.parameters.get("properties", {})) for t in tools}

@@ -1,0 +1,283 @@
+"""Vendor-neutral message, tool-call and event types (E1).
+
+Plain dataclasses rather than pydantic models: they are created on every turn, cost a few hundred
+nanoseconds each, and keep ``import lar.types`` cheap. Every type round-trips through JSON with
+``to_dict``/``from_dict`` (and ``event_to_json``/``event_from_json`` for the tagged event union),
+so histories and event logs written today survive a model or vendor switch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types as pytypes
+import typing
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, ClassVar, Literal, TypeVar, Union
+
+__all__ = [
+    "Role",
+    "ToolCall",
+    "ToolError",
+    "ToolResult",
+    "Message",
+    "Usage",
+    "Timings",
+    "ModelResponse",
+    "ExecutedCall",
+    "RunStarted",
+    "TextDelta",
+    "ModelCalled",
+    "ToolCallStarted",
+    "ToolCallFinished",
+    "Notice",
+    "Final",
+    "ErrorEvent",
+    "Event",
+    "EVENT_TYPES",
+    "to_dict",
+    "from_dict",
+    "event_to_json",
+    "event_from_json",
+]
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """A request by the model to run one tool.
+
+    ``raw`` keeps the model's original text for the trace when the call was parsed from text or
+    its arguments were repaired or coerced.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    raw: str | None = None
+
+
+@dataclass(slots=True)
+class ToolError:
+    """A normalized tool failure: the shape every failure takes on its way back to the model."""
+
+    error: str
+    detail: str
+    code: str
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """What came back from one tool call; ``content`` is the (clipped) text the model sees."""
+
+    call_id: str
+    name: str
+    content: str
+    ok: bool = True
+    value: Any = None
+    error: ToolError | None = None
+
+
+@dataclass(slots=True)
+class Message:
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+@dataclass(slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+
+@dataclass(slots=True)
+class Timings:
+    """Milliseconds. ``prompt_ms``/``decode_ms`` are filled where the engine reports them."""
+
+    latency_ms: float = 0.0
+    ttft_ms: float | None = None
+    prompt_ms: float | None = None
+    decode_ms: float | None = None
+
+
+@dataclass(slots=True)
+class ModelResponse:
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    timings: Timings = field(default_factory=Timings)
+    model: str = ""
+    engine: str = ""
+    finish_reason: str | None = None
+
+
+@dataclass(slots=True)
+class ExecutedCall:
+    """One tool call that the agent ran, as the Python API reports it."""
+
+    name: str
+    arguments: dict[str, Any]
+    result: Any
+    ok: bool = True
+    error: ToolError | None = None
+
+
+# --- events (A1) -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class RunStarted:
+    type: ClassVar[str] = "run_started"
+    run_id: str
+    model: str
+    track: str
+
+
+@dataclass(slots=True)
+class TextDelta:
+    type: ClassVar[str] = "text_delta"
+    text: str
+
+
+@dataclass(slots=True)
+class ModelCalled:
+    type: ClassVar[str] = "model_called"
+    turn: int
+    model: str
+    engine: str
+    usage: Usage
+    timings: Timings
+    tool_calls: int
+    repaired: bool = False
+
+
+@dataclass(slots=True)
+class ToolCallStarted:
+    type: ClassVar[str] = "tool_call"
+    call: ToolCall
+
+
+@dataclass(slots=True)
+class ToolCallFinished:
+    type: ClassVar[str] = "tool_result"
+    result: ToolResult
+    duration_ms: float
+
+
+@dataclass(slots=True)
+class Notice:
+    """Something the user should know that is not an error (a repair, a blocked loop …)."""
+
+    type: ClassVar[str] = "notice"
+    code: str
+    message: str
+
+
+@dataclass(slots=True)
+class Final:
+    type: ClassVar[str] = "final"
+    text: str
+    stop_reason: Literal["answer", "max_turns", "loop", "error"]
+    usage: Usage
+    latency_ms: float
+    turns: int
+
+
+@dataclass(slots=True)
+class ErrorEvent:
+    type: ClassVar[str] = "error"
+    code: str
+    message: str
+
+
+Event = Union[  # noqa: UP007 - a runtime alias; typing.get_args needs the Union form
+    RunStarted, TextDelta, ModelCalled, ToolCallStarted, ToolCallFinished, Notice, Final, ErrorEvent
+]
+EVENT_TYPES: dict[str, type[Any]] = {cls.type: cls for cls in typing.get_args(Event)}
+
+# --- JSON codec ------------------------------------------------------------------------------
+
+T = TypeVar("T")
+
+
+def to_dict(obj: Any) -> Any:
+    """Any of this module's types (or lists/dicts of them) → JSON-compatible data."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        out: dict[str, Any] = {}
+        tag = getattr(type(obj), "type", None)
+        if isinstance(tag, str):
+            out["type"] = tag
+        for f in dataclasses.fields(obj):
+            out[f.name] = to_dict(getattr(obj, f.name))
+        return out
+    if isinstance(obj, list | tuple):
+        return [to_dict(v) for v in obj]
+    if isinstance(obj, dict):
+        return {str(k): to_dict(v) for k, v in obj.items()}
+    return obj
+
+
+@cache
+def _hints(cls: type[Any]) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _decode(tp: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = typing.get_origin(tp)
+    if origin is Union or origin is pytypes.UnionType:
+        for arg in typing.get_args(tp):
+            if arg is type(None):
+                continue
+            if dataclasses.is_dataclass(arg) and isinstance(value, dict):
+                return from_dict(arg, value)
+        return value
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        return [_decode(item, v) for v in value]
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return from_dict(tp, value)
+    return value
+
+
+def from_dict(cls: type[T], data: dict[str, Any]) -> T:
+    """The inverse of :func:`to_dict` for one of this module's dataclasses."""
+    hints = _hints(cls)
+    kwargs = {
+        f.name: _decode(hints[f.name], data[f.name])
+        for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+        if f.name in data
+    }
+    return cls(**kwargs)
+
+
+def event_to_json(event: Event) -> str:
+    return json.dumps(to_dict(event), ensure_ascii=False, default=str)
+
+
+def event_from_json(text: str) -> Event:
+    data = json.loads(text)
+    try:
+        cls = EVENT_TYPES[data["type"]]
+    except KeyError as exc:
+        raise ValueError(
+            f"unknown event type {data.get('type')!r}; known: {', '.join(EVENT_TYPES)}"
+        ) from exc
+    event: Event = from_dict(cls, data)
+    return event
