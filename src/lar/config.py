@@ -169,9 +169,7 @@ def _describe(err: Mapping[str, Any]) -> str:
     loc = tuple(err["loc"])
     if err["type"] == "extra_forbidden":
         parent = _model_at(loc[:-1])
-        allowed = [
-            n for n, f in (parent.model_fields.items() if parent else []) if not f.exclude
-        ]
+        allowed = [n for n, f in (parent.model_fields.items() if parent else []) if not f.exclude]
         return f"unknown key {loc[-1]!r}; allowed keys: {', '.join(allowed)}"
     msg = str(err["msg"]).removeprefix("Value error, ")
     if err["type"] in ("missing",):
@@ -184,7 +182,10 @@ def _describe(err: Mapping[str, Any]) -> str:
 
 def _interpolate(value: Any, path: str, env: Mapping[str, str], where: str) -> Any:
     if isinstance(value, dict):
-        return {k: _interpolate(v, f"{path}.{k}" if path else str(k), env, where) for k, v in value.items()}
+        return {
+            k: _interpolate(v, f"{path}.{k}" if path else str(k), env, where)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_interpolate(v, f"{path}[{i}]", env, where) for i, v in enumerate(value)]
     if isinstance(value, str):

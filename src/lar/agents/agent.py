@@ -79,7 +79,9 @@ def _engine_for(cfg: ModelConfig, config: LarConfig, progress: Progress | None) 
     )
 
 
-def build_engine(config: LarConfig, model: str | None = None, progress: Progress | None = None) -> Engine:
+def build_engine(
+    config: LarConfig, model: str | None = None, progress: Progress | None = None
+) -> Engine:
     """The configured model, wrapped in failover when ``fallbacks`` are configured."""
     name = model or config.model
     primary = _engine_for(config.model_named(name), config, progress)
@@ -148,7 +150,9 @@ class Agent:
         ):
             model_cfg = self.config.model_named(model or self.config.model)
         cfg_track = model_cfg.track if model_cfg else None
-        self.track: Track = resolve_track(engine, track if track not in (None, "auto") else cfg_track)
+        self.track: Track = resolve_track(
+            engine, track if track not in (None, "auto") else cfg_track
+        )
         allow = list(allowlist) if allowlist is not None else self.config.tools.allowlist
         self.executor = ToolExecutor(self.tools, allowlist=allow, approver=approver)
         params: dict[str, Any] = {}
@@ -274,4 +278,3 @@ class Agent:
 
 def _fields(settings: LoopSettings) -> dict[str, Any]:
     return {name: getattr(settings, name) for name in settings.__slots__}  # type: ignore[attr-defined]
-

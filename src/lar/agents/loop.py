@@ -16,7 +16,13 @@ from typing import Any, Literal
 
 from lar.agents.guard import LoopGuard, call_hash
 from lar.calling.native import extract_calls
-from lar.calling.prompt import ANSWER_MODE_NOTE, call_text, fold_tool_results, protocol_system_prompt
+from lar.calling.prompt import (
+    ANSWER_MODE_NOTE,
+    ANSWER_MODE_TAIL,
+    call_text,
+    fold_tool_results,
+    protocol_system_prompt,
+)
 from lar.engines.base import Engine
 from lar.errors import EngineError
 from lar.tools.base import Tool, ToolContext
@@ -77,8 +83,19 @@ def _system_message(
     return Message("system", text)
 
 
-def _render(history: list[Message], track: Track) -> list[Message]:
-    return fold_tool_results(history) if track == "protocol" else history
+def _render(history: list[Message], track: Track, *, answer_mode: bool) -> list[Message]:
+    if track != "protocol":
+        return history
+    rendered = fold_tool_results(history)
+    if (
+        answer_mode
+        and rendered
+        and rendered[-1].role == "user"
+        and "<tool_result" in rendered[-1].content
+    ):
+        # An instruction right after the data steers small models better than the system prompt.
+        rendered[-1] = Message("user", rendered[-1].content + ANSWER_MODE_TAIL)
+    return rendered
 
 
 def _blocked(call: ToolCall, reason: str) -> ToolResult:
@@ -105,9 +122,7 @@ class _CallSniffer:
             return text
         self.buffer += text
         head = self.buffer.lstrip().lower()
-        undecided = not head or any(
-            head.startswith(m) or m.startswith(head) for m in _CALL_MARKERS
-        )
+        undecided = not head or any(head.startswith(m) or m.startswith(head) for m in _CALL_MARKERS)
         if undecided:
             return ""
         self.released = True
@@ -153,13 +168,13 @@ async def run_loop(
     known = tool_names(tools)
     guard = LoopGuard()
     usage = Usage()
-    completed: dict[str, ToolResult] = {}  # call hash → successful result, this run
+    completed: dict[str, ToolResult] = {}  # call hash → result, this run
     answer_mode = False
     for turn in range(1, settings.max_turns + 1):
         last_turn = turn == settings.max_turns
         answer_mode = answer_mode or (last_turn and bool(tools))
         system = _system_message(settings, tools, ctx, answer_mode=answer_mode)
-        request = [system, *_render(history, settings.track)]
+        request = [system, *_render(history, settings.track, answer_mode=answer_mode)]
         native_tools = tools if settings.track == "native" and tools and not answer_mode else None
         deltas: list[str] = []
         response: ModelResponse | None = None
@@ -202,16 +217,22 @@ async def run_loop(
                 last = completed[call_hash(repeats[0])]
                 text = f"{shown} returned: {last.content}"
                 history.append(Message("assistant", text))
-                yield Notice("repeated_call", f"the model kept repeating {shown}; showing its result")
+                yield Notice(
+                    "repeated_call", f"the model kept repeating {shown}; showing its result"
+                )
                 yield Final(text, "loop", usage, _ms(started), turn)
                 return
-            yield Notice("repeated_call", f"{shown} already ran; asking for the answer without tools")
+            yield Notice(
+                "repeated_call", f"{shown} already ran; asking for the answer without tools"
+            )
             answer_mode = True
             continue
         if last_turn:
             names = ", ".join(c.name for c in parsed.calls)
             history.append(Message("assistant", parsed.text))
-            yield Notice("max_turns", f"stopped after {turn} turns; the model still wanted: {names}")
+            yield Notice(
+                "max_turns", f"stopped after {turn} turns; the model still wanted: {names}"
+            )
             yield Final(
                 f"I stopped after {turn} turns (max_turns) without a final answer; "
                 f"the model still wanted to call {names}.",
@@ -235,8 +256,7 @@ async def run_loop(
                 answer_mode = True
             else:
                 result = await executor.run(call, ctx)
-                if result.ok:
-                    completed[call_hash(call)] = result
+                completed[call_hash(call)] = result
             yield ToolCallFinished(result, _ms(t0))
             history.append(Message("tool", result.content, tool_call_id=call.id, name=call.name))
             failed = failed or not result.ok

@@ -51,7 +51,9 @@ _TAG_RE = re.compile(
     r"<(?P<tag>" + "|".join(_TAGS) + r")>\s*(?P<body>.*?)\s*(?:</(?P=tag)>|(?=<(?P=tag)>)|\Z)",
     re.S | re.I,
 )
-_FUNCTION_RE = re.compile(r"<function=(?P<name>[\w.\-]+)>\s*(?P<body>.*?)\s*(?:</function>|\Z)", re.S)
+_FUNCTION_RE = re.compile(
+    r"<function=(?P<name>[\w.\-]+)>\s*(?P<body>.*?)\s*(?:</function>|\Z)", re.S
+)
 _PARAMETER_RE = re.compile(r"<parameter=(?P<k>[\w.\-]+)>\s*(?P<v>.*?)\s*(?:</parameter>|\Z)", re.S)
 _ARG_KV_RE = re.compile(
     r"<arg_key>\s*(?P<k>.*?)\s*</arg_key>\s*<arg_value>\s*(?P<v>.*?)\s*(?:</arg_value>|\Z)", re.S
@@ -166,7 +168,7 @@ class _Parser:
             self._add(name, args, raw, fmt)
             return True
         if len(obj) == 1:
-            (name, value), = obj.items()
+            ((name, value),) = obj.items()
             if name in self.known and isinstance(value, dict):
                 self._add(name, value, raw, fmt)
                 return True
@@ -245,7 +247,9 @@ class _Parser:
             if named:
                 args = self._args_value(named.group(2).strip()) or {}
                 self._add(named.group(1), args, m.group(0), "mistral")
-            elif not self.calls_from_obj(self._load(body), tagged=True, raw=m.group(0), fmt="mistral"):
+            elif not self.calls_from_obj(
+                self._load(body), tagged=True, raw=m.group(0), fmt="mistral"
+            ):
                 continue
             self._take(m.start(), m.end())
 
@@ -284,9 +288,10 @@ class _Parser:
                     self._add("code_run", {"code": body, "language": "python"}, raw, "codeact")
                     self._take(m.start(), m.end())
                 continue
-            if lang in ("", "json", "json5", "tool_call", "tool_code", "javascript", "js") and body[
-                :1
-            ] in "{[":
+            if (
+                lang in ("", "json", "json5", "tool_call", "tool_code", "javascript", "js")
+                and body[:1] in "{["
+            ):
                 obj = self._load(body)
                 tagged = lang in ("tool_call", "tool_code")
                 if self.calls_from_obj(obj, tagged=tagged, raw=raw, fmt="json_fence"):

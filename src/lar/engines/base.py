@@ -48,7 +48,7 @@ class Engine(ABC):
             raise RuntimeError(f"engine {self.name!r} ended its stream without a response")
         return final
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, deliberately not abstract
         """Release connections; engines without resources need not override this."""
 
 

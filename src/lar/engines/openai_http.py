@@ -142,7 +142,9 @@ class OpenAIEngine(Engine):
             except httpx.TransportError as exc:
                 if emitted or attempt == self.retries:
                     raise EngineError(
-                        self.name, f"cannot reach {url}: {exc or type(exc).__name__}", retryable=True
+                        self.name,
+                        f"cannot reach {url}: {exc or type(exc).__name__}",
+                        retryable=True,
                     ) from exc
             await asyncio.sleep(min(self.backoff_s * (2**attempt), 8.0))
 
@@ -169,7 +171,9 @@ class OpenAIEngine(Engine):
             except httpx.TransportError as exc:
                 if attempt == self.retries:
                     raise EngineError(
-                        self.name, f"cannot reach {url}: {exc or type(exc).__name__}", retryable=True
+                        self.name,
+                        f"cannot reach {url}: {exc or type(exc).__name__}",
+                        retryable=True,
                     ) from exc
             await asyncio.sleep(min(self.backoff_s * (2**attempt), 8.0))
         raise AssertionError("unreachable")  # pragma: no cover
@@ -187,9 +191,7 @@ class OpenAIEngine(Engine):
             choice = data["choices"][0]
             msg = choice["message"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise EngineError(
-                self.name, f"malformed response: {response.text[:200]!r}"
-            ) from exc
+            raise EngineError(self.name, f"malformed response: {response.text[:200]!r}") from exc
         calls = []
         for i, tc in enumerate(msg.get("tool_calls") or []):
             fn = tc.get("function") or {}
@@ -244,7 +246,9 @@ class OpenAIEngine(Engine):
                     parts.append(text)
                     yield StreamChunk(text=text)
                 for tc in delta.get("tool_calls") or []:
-                    slot = calls.setdefault(tc.get("index", 0), {"id": None, "name": "", "args": ""})
+                    slot = calls.setdefault(
+                        tc.get("index", 0), {"id": None, "name": "", "args": ""}
+                    )
                     slot["id"] = tc.get("id") or slot["id"]
                     fn = tc.get("function") or {}
                     slot["name"] += fn.get("name") or ""

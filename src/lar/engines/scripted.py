@@ -1,8 +1,8 @@
 """A scripted engine for deterministic tests: it replays planned responses in order.
 
-    engine = ScriptedEngine(['{"name": "add", "arguments": {"a": 1, "b": 2}}', "3"])
-    ...
-    engine.assert_complete()
+engine = ScriptedEngine(['{"name": "add", "arguments": {"a": 1, "b": 2}}', "3"])
+...
+engine.assert_complete()
 """
 
 from __future__ import annotations

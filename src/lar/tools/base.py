@@ -140,7 +140,9 @@ class Tool:
         try:
             hints = typing.get_type_hints(self.fn)
         except Exception as exc:  # unresolved forward refs: name them
-            raise ToolDefinitionError(f"tool {self.name!r}: cannot resolve type hints: {exc}") from exc
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: cannot resolve type hints: {exc}"
+            ) from exc
         fields: dict[str, Any] = {}
         from pydantic import Field
 

@@ -98,10 +98,15 @@ class ToolExecutor:
             value = await self._invoke(tool, kwargs)
         except TimeoutError:
             return self._fail(
-                call, "timeout", "tool timed out", f"{tool.name} did not finish in {tool.timeout_s:g}s"
+                call,
+                "timeout",
+                "tool timed out",
+                f"{tool.name} did not finish in {tool.timeout_s:g}s",
             )
         except Exception as exc:  # a tool's own failure is data for the model, not a crash
-            return self._fail(call, "tool_error", f"{tool.name} failed", f"{type(exc).__name__}: {exc}")
+            return self._fail(
+                call, "tool_error", f"{tool.name} failed", f"{type(exc).__name__}: {exc}"
+            )
         shown = tool.clip(value) if tool.clip else value
         content = clip_text(_to_text(shown), self.clip_chars)
         return ToolResult(call.id, call.name, content, ok=True, value=value)

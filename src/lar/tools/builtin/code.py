@@ -18,6 +18,21 @@ __all__ = ["code_run"]
 
 _MAX_OUTPUT = 8000
 
+# Small models write `2**100` and expect to see the value, as in a notebook: run the code and
+# print the value of a final bare expression, if any.
+_NOTEBOOK_RUNNER = """
+import ast, sys
+src = sys.argv[1]
+tree = ast.parse(src, "<code_run>")
+last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+ns = {"__name__": "__main__"}
+exec(compile(tree, "<code_run>", "exec"), ns)
+if last is not None:
+    value = eval(compile(ast.Expression(last.value), "<code_run>", "eval"), ns)
+    if value is not None:
+        print(repr(value))
+"""
+
 
 async def _read_capped(stream: asyncio.StreamReader | None, limit: int) -> tuple[bytes, int]:
     """Read everything (so the child never blocks on a full pipe) but keep only ``limit`` bytes."""
@@ -46,7 +61,9 @@ async def code_run(
     language: Literal["python", "shell"] = "python",
     timeout_s: int = 10,
 ) -> str:
-    """Run Python or shell code and return its exit code and output.
+    """Run Python or shell code: for calculations, data work and commands.
+
+    Python runs like a notebook cell: the value of a final expression is printed.
 
     Args:
         code: The program text.
@@ -54,7 +71,11 @@ async def code_run(
         timeout_s: Seconds before the run is killed (1-50).
     """
     timeout_s = max(1, min(int(timeout_s), 50))
-    argv = [sys.executable, "-c", code] if language == "python" else ["/bin/sh", "-c", code]
+    argv = (
+        [sys.executable, "-c", _NOTEBOOK_RUNNER, code]
+        if language == "python"
+        else ["/bin/sh", "-c", code]
+    )
     proc = await asyncio.create_subprocess_exec(
         *argv,
         cwd=ctx.workspace,

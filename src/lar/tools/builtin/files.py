@@ -25,7 +25,7 @@ def file_read(
     end_line: int | None = None,
     keyword: str | None = None,
 ) -> str:
-    """Read a text file, with line numbers.
+    """Read a text file, with line numbers; use it for any question about a file's content.
 
     Args:
         path: File to read, relative to the workspace.

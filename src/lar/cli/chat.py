@@ -1,0 +1,147 @@
+"""``lar chat``: streaming conversation with confirmations and slash commands (A6, first part)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from lar.calling.prompt import call_text
+from lar.cli.render import StagedLog, console_err, print_error, short
+from lar.errors import LarError
+from lar.types import (
+    Final,
+    Message,
+    TextDelta,
+    ToolCall,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+
+__all__ = ["ChatSession"]
+
+HELP = (
+    "/reset          forget this conversation\n"
+    "/model [NAME]   show or switch the model (keeps the conversation)\n"
+    "/exit           leave (Ctrl-D works too)"
+)
+
+
+class ChatSession:
+    def __init__(
+        self,
+        *,
+        make_agent: Callable[[str | None, Any, Any], Any],
+        model: str | None,
+        auto_yes: bool = False,
+        console: Console | None = None,
+    ) -> None:
+        self.make_agent = make_agent
+        self.model = model
+        self.auto_yes = auto_yes
+        self.out = console or Console(highlight=False, soft_wrap=True)
+        self.history: list[Message] = []
+        self.agent = self.make_agent(model, self.approve, self.ask)
+
+    def approve(self, call: ToolCall, tool: Any) -> bool:
+        if self.auto_yes:
+            return True
+        self.out.print(
+            f"\n[bold yellow]{escape(tool.name)}[/bold yellow] wants to run: "
+            f"{escape(short(call_text(call.name, call.arguments), 400))}"
+        )
+        try:
+            answer = input("Allow? [y/N] ")
+        except EOFError:
+            return False
+        return answer.strip().lower() in ("y", "yes")
+
+    def ask(self, question: str) -> str | None:
+        self.out.print(f"\n[bold]lar asks:[/bold] {escape(question)}")
+        try:
+            return input("> ")
+        except EOFError:
+            return None
+
+    def command(self, line: str) -> bool:
+        """Handle a slash command; False means leave."""
+        cmd, _, arg = line.partition(" ")
+        if cmd in ("/exit", "/quit"):
+            return False
+        if cmd == "/reset":
+            self.history.clear()
+            self.agent.state.clear()
+            self.out.print("[dim]conversation cleared[/dim]")
+        elif cmd == "/model":
+            if arg.strip():
+                try:
+                    agent = self.make_agent(arg.strip(), self.approve, self.ask)
+                except LarError as exc:
+                    print_error(exc)
+                    return True
+                self.agent.close()
+                self.agent, self.model = agent, arg.strip()
+            self.out.print(
+                f"[dim]model: {escape(self.agent.engine.name)} ({self.agent.track} track)[/dim]"
+            )
+        elif cmd == "/help":
+            self.out.print(HELP)
+        else:
+            self.out.print(f"unknown command {escape(cmd)}; try /help")
+        return True
+
+    def turn(self, text: str) -> None:
+        log = StagedLog(console=console_err())
+        streamed = False
+        status = self.out.status("thinking…", spinner="dots")
+        status.start()
+        try:
+            for event in self.agent.stream(text, history=self.history):
+                if isinstance(event, TextDelta):
+                    status.stop()
+                    self.out.print(event.text, end="", markup=False)
+                    streamed = True
+                elif isinstance(event, ToolCallStarted):
+                    status.stop()
+                    shown = short(call_text(event.call.name, event.call.arguments))
+                    self.out.print(f"[dim]→ {escape(shown)}[/dim]")
+                elif isinstance(event, ToolCallFinished):
+                    mark = "ok" if event.result.ok else "failed"
+                    self.out.print(f"[dim]← {mark}: {escape(short(event.result.content))}[/dim]")
+                    status.start()
+                elif isinstance(event, Final):
+                    status.stop()
+                    if not streamed:
+                        self.out.print(event.text, markup=False, end="")
+                    self.out.print()
+                    log.handle(event)
+                else:
+                    log.handle(event)
+        finally:
+            status.stop()
+
+    def loop(self) -> None:
+        self.out.print(
+            f"[bold]Lar[/bold] chat · model {escape(self.agent.engine.name)} · /help for commands"
+        )
+        while True:
+            try:
+                line = input("you> ").strip()
+            except (EOFError, KeyboardInterrupt):
+                self.out.print()
+                break
+            if not line:
+                continue
+            if line.startswith("/"):
+                if not self.command(line):
+                    break
+                continue
+            try:
+                self.turn(line)
+            except KeyboardInterrupt:
+                self.out.print("\n[dim]interrupted[/dim]")
+            except LarError as exc:
+                print_error(exc)
+        self.agent.close()

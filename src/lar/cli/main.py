@@ -1,0 +1,278 @@
+"""The ``lar`` command line (I1): run, chat, model."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from lar import __version__
+from lar.cli.render import StagedLog, console_err, print_error
+from lar.errors import LarError
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    name="lar",
+    help="Lar: a local-first personal AI agent. Everything runs on this machine by default.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+model_app = typer.Typer(help="Manage local models.", no_args_is_help=True)
+app.add_typer(model_app, name="model")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"lar {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """Lar: a local-first personal AI agent."""
+
+
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model", "-m", help="A model name from config.yaml (default: the embedded one)."
+    ),
+]
+TrackOpt = Annotated[
+    str | None,
+    typer.Option(help="Tool-calling track: auto, native or protocol."),
+]
+WorkspaceOpt = Annotated[
+    Path | None,
+    typer.Option(help="Directory the file and code tools work in (default: current directory)."),
+]
+
+
+def _make_agent(
+    *,
+    model: str | None,
+    track: str | None,
+    workspace: Path | None,
+    max_turns: int | None,
+    approver: Any,
+    ask_user: Any,
+    quiet: bool,
+) -> Any:
+    from lar.agents.agent import Agent
+    from lar.config import load_config
+    from lar.tools.builtin import builtin_tools
+    from lar.tools.discovery import discover_tools
+
+    config = load_config()
+    if track not in (None, "auto", "native", "protocol"):
+        raise LarError(f"--track must be auto, native or protocol (got {track!r})")
+    tools = [*builtin_tools(), *discover_tools(config.tools_dir)]
+    with _model_progress(quiet) as progress:
+        return Agent(
+            tools=tools,
+            model=model,
+            config=config,
+            track=track,  # type: ignore[arg-type]
+            workspace=workspace,
+            max_turns=max_turns,
+            approver=approver,
+            ask_user=ask_user,
+            on_model_progress=progress,
+        )
+
+
+class _model_progress:  # noqa: N801 - used as a context manager, reads like a function
+    """A rich progress bar for the first-run assembly of the default model (stderr)."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __enter__(self) -> Any:
+        return None if self.quiet else self.update
+
+    def update(self, done: int, total: int) -> None:
+        if self.bar is None:
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+
+            self.bar = Progress(
+                TextColumn("assembling the default model"),
+                BarColumn(),
+                DownloadColumn(),
+                TimeRemainingColumn(),
+                console=console_err(),
+            )
+            self.bar.start()
+            self.task = self.bar.add_task("model", total=total)
+        self.bar.update(self.task, completed=done)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _deny_all(call: Any, tool: Any) -> bool:
+    return False
+
+
+def _allow_all(call: Any, tool: Any) -> bool:
+    return True
+
+
+def _ask_stdin(question: str) -> str | None:
+    if not sys.stdin.isatty():
+        return None
+    console_err().print(f"[bold]lar asks:[/bold] {question}")
+    try:
+        return input("> ")
+    except EOFError:
+        return None
+
+
+@app.command()
+def run(
+    text: Annotated[str, typer.Argument(help="What you want done.")],
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print every event as one JSON line on stdout.")
+    ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Allow tools that need confirmation.")
+    ] = False,
+    model: ModelOpt = None,
+    track: TrackOpt = None,
+    workspace: WorkspaceOpt = None,
+    max_turns: Annotated[int | None, typer.Option(min=1, max=100, help="Turn limit.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No log lines on stderr.")] = False,
+) -> None:
+    """Run one request to a final answer: the answer on stdout, progress on stderr.
+
+    Tools that change things (file_write, file_patch, code_run) need confirmation: without
+    --yes they are denied and the model is told so.
+    """
+    from lar.types import Final, event_to_json
+
+    try:
+        agent = _make_agent(
+            model=model,
+            track=track,
+            workspace=workspace,
+            max_turns=max_turns,
+            approver=_allow_all if yes else _deny_all,
+            ask_user=_ask_stdin,
+            quiet=quiet or json_out,
+        )
+        log = StagedLog(enabled=not quiet)
+        final: Final | None = None
+        for event in agent.stream(text):
+            if json_out:
+                sys.stdout.write(event_to_json(event) + "\n")
+                sys.stdout.flush()
+            log.handle(event)
+            if isinstance(event, Final):
+                final = event
+        agent.close()
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(2 if type(exc).__name__ == "ConfigError" else 1) from None
+    except KeyboardInterrupt:
+        console_err().print("interrupted")
+        raise typer.Exit(130) from None
+    if final is None or final.stop_reason == "error":
+        raise typer.Exit(1)
+    if not json_out:
+        typer.echo(final.text)
+    if final.stop_reason != "answer":
+        raise typer.Exit(3)
+
+
+@app.command()
+def chat(
+    model: ModelOpt = None,
+    track: TrackOpt = None,
+    workspace: WorkspaceOpt = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Allow confirm-tools without asking.")
+    ] = False,
+) -> None:
+    """Talk with Lar. Commands: /reset (forget the conversation), /model [NAME], /exit."""
+    from lar.cli.chat import ChatSession
+
+    try:
+        ChatSession(
+            make_agent=lambda name, approver, ask: _make_agent(
+                model=name,
+                track=track,
+                workspace=workspace,
+                max_turns=None,
+                approver=approver,
+                ask_user=ask,
+                quiet=False,
+            ),
+            model=model,
+            auto_yes=yes,
+        ).loop()
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(2 if type(exc).__name__ == "ConfigError" else 1) from None
+
+
+@model_app.command("install")
+def model_install() -> None:
+    """Assemble and verify the default model in $LAR_HOME/models (once; later runs are instant)."""
+    from lar.config import load_config
+    from lar.engines.default_model import DEFAULT_MODEL, ensure_model
+
+    try:
+        config = load_config()
+        with _model_progress(False) as progress:
+            path = ensure_model(config.models_dir, progress=progress)
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(1) from None
+    typer.echo(f"{DEFAULT_MODEL.name}: {path} (sha256 {DEFAULT_MODEL.sha256[:12]}… verified)")
+
+
+@model_app.command("list")
+def model_list() -> None:
+    """Show the configured models and which one is used by default."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from lar.config import DEFAULT_MODEL_NAME, load_config
+    from lar.engines.default_model import DEFAULT_MODEL, model_path
+
+    try:
+        config = load_config()
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
+    table = Table("name", "engine", "where", "default")
+    installed = model_path(config.models_dir).is_file()
+    rows = [
+        (
+            DEFAULT_MODEL_NAME,
+            "llamacpp",
+            f"{DEFAULT_MODEL.name} ({'installed' if installed else 'not assembled yet'})",
+        )
+    ]
+    for m in config.models:
+        rows.append((m.name, m.engine, m.base_url or m.path or DEFAULT_MODEL.name))
+    for name, engine, where in rows:
+        table.add_row(name, engine, where, "*" if name == config.model else "")
+    Console().print(table)

@@ -1,0 +1,74 @@
+"""Staged log lines (O5) on stderr, built from the event stream."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from rich.console import Console
+from rich.markup import escape
+
+from lar.calling.prompt import call_text
+from lar.types import (
+    ErrorEvent,
+    Event,
+    Final,
+    ModelCalled,
+    Notice,
+    ToolCall,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+
+__all__ = ["StagedLog", "console_err", "print_error", "short"]
+
+
+@cache
+def console_err() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def print_error(exc: BaseException) -> None:
+    console_err().print(f"[bold red]error:[/bold red] {escape(str(exc))}")
+
+
+def short(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class StagedLog:
+    """O5 lines: ``llm: model, prompt 193 tokens, 1 tool_call, 3685ms``, ``tool: add(a=1) ok, 1ms``,
+    ``done. total tokens 650, latency 9232ms``."""
+
+    def __init__(self, *, enabled: bool = True, console: Console | None = None) -> None:
+        self.enabled = enabled
+        self.console = console or console_err()
+        self.calls: dict[str, ToolCall] = {}
+
+    def line(self, text: str) -> None:
+        if self.enabled:
+            self.console.print(f"[dim]{escape(text)}[/dim]")
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, ModelCalled):
+            n = event.tool_calls
+            self.line(
+                f"llm: {event.model}, prompt {event.usage.prompt_tokens} tokens, "
+                f"{n} tool_call{'' if n == 1 else 's'}, {event.timings.latency_ms:.0f}ms"
+            )
+        elif isinstance(event, ToolCallStarted):
+            self.calls[event.call.id] = event.call
+        elif isinstance(event, ToolCallFinished):
+            r = event.result
+            call = self.calls.get(r.call_id)
+            shown = short(call_text(call.name, call.arguments), 100) if call else r.name
+            status = "ok" if r.ok else f"{r.error.code if r.error else 'error'}"
+            self.line(f"tool: {shown} {status}, {event.duration_ms:.0f}ms")
+        elif isinstance(event, Notice):
+            self.line(f"note: {event.message}")
+        elif isinstance(event, ErrorEvent):
+            self.console.print(f"[bold red]error:[/bold red] {escape(event.message)}")
+        elif isinstance(event, Final):
+            self.line(
+                f"done. total tokens {event.usage.total_tokens}, latency {event.latency_ms:.0f}ms"
+            )
