@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,6 +172,7 @@ class Agent:
         self.ask_user = ask_user
         self.state: dict[str, Any] = {}
         self._runner: asyncio.Runner | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
 
     # --- async API --------------------------------------------------------------------------
 
@@ -243,6 +245,11 @@ class Agent:
             )
         if self._runner is None:
             self._runner = asyncio.Runner()
+            # Closed by close(), or when the agent is garbage-collected or the interpreter exits,
+            # so `Agent(...).run(...)` without a `with` block leaks neither loop nor sockets.
+            self._finalizer = weakref.finalize(
+                self, _shutdown, self._runner, self.engine, self.executor
+            )
         return self._runner
 
     def run(self, text: str, *, history: list[Message] | None = None) -> RunResult:
@@ -263,17 +270,27 @@ class Agent:
             runner.run(agen.aclose())
 
     def close(self) -> None:
-        self.executor.close()
-        if self._runner is not None:
-            self._runner.run(self.engine.aclose())
-            self._runner.close()
-            self._runner = None
+        """Release the event loop, HTTP connections and tool threads."""
+        if self._finalizer is not None:
+            self._finalizer()
+        else:
+            self.executor.close()
+        self._runner = None
+        self._finalizer = None
 
     def __enter__(self) -> Agent:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _shutdown(runner: asyncio.Runner, engine: Engine, executor: ToolExecutor) -> None:
+    executor.close()
+    try:
+        runner.run(engine.aclose())
+    finally:
+        runner.close()
 
 
 def _fields(settings: LoopSettings) -> dict[str, Any]:

@@ -173,4 +173,3 @@ def fold_tool_results(messages: Sequence[Message]) -> list[Message]:
             continue
         out.append(m)
     return out
-

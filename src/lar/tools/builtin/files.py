@@ -49,7 +49,7 @@ def file_read(
     start = max(1, start_line)
     end = min(len(lines), end_line if end_line is not None else start + _MAX_LINES - 1)
     out = [f"{i}: {lines[i - 1]}" for i in range(start, end + 1)]
-    if end < len(lines):
+    if end < len(lines) and end_line is None:
         out.append(f"[{len(lines) - end} more lines; read on with start_line={end + 1}]")
     return "\n".join(out) if out else f"{path}: empty or no lines in range ({len(lines)} lines)"
 

@@ -1,0 +1,103 @@
+from pathlib import Path
+
+import pytest
+
+from lar.config import LarConfig, load_config
+from lar.errors import ConfigError
+
+
+def write(home: Path, text: str) -> Path:
+    path = home / "config.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_no_config_means_embedded_default(lar_home: Path) -> None:
+    config = load_config()
+    assert config.home == lar_home
+    assert config.model == "default"
+    assert config.model_named("default").engine == "llamacpp"
+    assert config.agent.max_turns == 8
+
+
+def test_valid_config_with_env_interpolation(lar_home: Path) -> None:
+    write(
+        lar_home,
+        "model: local\n"
+        "models:\n"
+        "  - name: local\n"
+        "    engine: openai\n"
+        "    base_url: http://127.0.0.1:${PORT:-8080}/v1\n"
+        "    api_key: ${MY_KEY}\n"
+        "agent:\n  max_turns: 4\n",
+    )
+    config = load_config(env={"LAR_HOME": str(lar_home), "MY_KEY": "sk-secret"})
+    m = config.model_named("local")
+    assert m.base_url == "http://127.0.0.1:8080/v1"
+    assert m.api_key is not None and m.api_key.get_secret_value() == "sk-secret"
+    assert "sk-secret" not in repr(config)
+    assert config.agent.max_turns == 4
+
+
+def test_bad_value_names_file_line_key_and_allowed_values(lar_home: Path) -> None:
+    path = write(lar_home, "models:\n  - name: x\n    engine: ollama\n")
+    with pytest.raises(ConfigError) as info:
+        load_config()
+    msg = str(info.value)
+    assert msg.startswith(f"{path}:3: models.0.engine:")
+    assert "'llamacpp' or 'openai'" in msg and "'ollama'" in msg
+
+
+def test_unknown_key_lists_allowed_keys(lar_home: Path) -> None:
+    path = write(lar_home, "agent:\n  max_turn: 3\n")
+    with pytest.raises(ConfigError) as info:
+        load_config()
+    assert str(info.value) == (
+        f"{path}:2: agent.max_turn: unknown key 'max_turn'; "
+        "allowed keys: max_turns, system_prompt, workspace"
+    )
+
+
+def test_out_of_range_number(lar_home: Path) -> None:
+    path = write(lar_home, "agent:\n  max_turns: 0\n")
+    with pytest.raises(ConfigError, match=rf"{path}:2: agent.max_turns: .*greater than or equal to 1 \(got 0\)"):
+        load_config()
+
+
+def test_missing_environment_variable(lar_home: Path) -> None:
+    path = write(lar_home, "models:\n  - {name: c, engine: openai, base_url: 'http://h', api_key: '${NOPE}'}\n")
+    with pytest.raises(ConfigError, match=rf"{path}: models\[0\].api_key: environment variable NOPE is not set"):
+        load_config(env={"LAR_HOME": str(lar_home)})
+
+
+def test_invalid_yaml_gives_line(lar_home: Path) -> None:
+    path = write(lar_home, "agent:\n  max_turns: [1\n")
+    with pytest.raises(ConfigError, match=rf"{path}:\d+: invalid YAML"):
+        load_config()
+
+
+def test_not_a_mapping(lar_home: Path) -> None:
+    write(lar_home, "- just\n- a list\n")
+    with pytest.raises(ConfigError, match="must be a mapping"):
+        load_config()
+
+
+def test_unknown_model_reference(lar_home: Path) -> None:
+    write(lar_home, "model: gpt9\n")
+    with pytest.raises(ConfigError, match="model: unknown model 'gpt9'; known: default"):
+        load_config()
+
+
+def test_openai_model_needs_base_url(lar_home: Path) -> None:
+    write(lar_home, "models:\n  - name: c\n    engine: openai\n")
+    with pytest.raises(ConfigError, match="engine 'openai' needs base_url"):
+        load_config()
+
+
+def test_empty_file_is_defaults(lar_home: Path) -> None:
+    write(lar_home, "")
+    assert load_config().model == "default"
+
+
+def test_config_is_keyword_validated() -> None:
+    assert LarConfig().tools.allowlist is None

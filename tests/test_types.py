@@ -1,0 +1,67 @@
+import json
+
+import pytest
+
+from lar.types import (
+    EVENT_TYPES,
+    ErrorEvent,
+    Final,
+    Message,
+    ModelCalled,
+    ModelResponse,
+    Notice,
+    RunStarted,
+    TextDelta,
+    Timings,
+    ToolCall,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolError,
+    ToolResult,
+    Usage,
+    event_from_json,
+    event_to_json,
+    from_dict,
+    to_dict,
+)
+
+EVENTS = [
+    RunStarted("run_1", "m", "protocol"),
+    TextDelta("hé"),
+    ModelCalled(1, "m", "llamacpp", Usage(3, 4), Timings(10.0, 2.0, 5.0, 3.0), 1, True),
+    ToolCallStarted(ToolCall("c1", "add", {"a": 1, "b": [1, {"x": None}]}, raw="{...}")),
+    ToolCallFinished(
+        ToolResult("c1", "add", "boom", ok=False, error=ToolError("e", "d", "tool_error")), 1.5
+    ),
+    ToolCallFinished(ToolResult("c2", "add", "3", value=3), 0.1),
+    Notice("repaired", "fixed"),
+    Final("done", "answer", Usage(1, 2), 12.0, 2),
+    ErrorEvent("engine_error", "down"),
+]
+
+
+def test_every_event_type_is_covered() -> None:
+    assert {type(e).type for e in EVENTS} == set(EVENT_TYPES)
+
+
+@pytest.mark.parametrize("event", EVENTS, ids=lambda e: type(e).__name__)
+def test_events_round_trip_through_json(event: object) -> None:
+    text = event_to_json(event)  # type: ignore[arg-type]
+    assert json.loads(text)["type"] == type(event).type
+    assert event_from_json(text) == event
+
+
+def test_messages_and_responses_round_trip() -> None:
+    msg = Message("assistant", "hi", tool_calls=[ToolCall("c", "f", {"k": "v"})])
+    assert from_dict(Message, json.loads(json.dumps(to_dict(msg)))) == msg
+    resp = ModelResponse("x", [ToolCall("c", "f", {})], Usage(1, 1), Timings(1.0), "m", "e", "stop")
+    assert from_dict(ModelResponse, json.loads(json.dumps(to_dict(resp)))) == resp
+
+
+def test_unknown_event_type_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="unknown event type 'nope'; known: run_started"):
+        event_from_json('{"type": "nope"}')
+
+
+def test_usage_adds_up() -> None:
+    assert (Usage(1, 2) + Usage(3, 4)).total_tokens == 10

@@ -1,0 +1,111 @@
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from lar.tools.base import ToolContext
+from lar.tools.builtin import ask_user, code_run, file_patch, file_read, file_write, update_working_checkpoint
+from lar.tools.builtin.interaction import CHECKPOINT_KEY
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(workspace=tmp_path)
+
+
+def test_file_read_ranges_and_keyword(ctx: ToolContext) -> None:
+    (ctx.workspace / "a.txt").write_text("\n".join(f"line {i}" for i in range(1, 11)))
+    assert file_read("a.txt", ctx, start_line=2, end_line=3) == "2: line 2\n3: line 3"
+    assert file_read("a.txt", ctx, keyword="LINE 10") == "8: line 8\n9: line 9\n10: line 10"
+    assert "no line contains 'zzz'" in file_read("a.txt", ctx, keyword="zzz")
+    with pytest.raises(FileNotFoundError, match="no file 'b.txt'"):
+        file_read("b.txt", ctx)
+
+
+def test_file_read_long_file_says_how_to_continue(ctx: ToolContext) -> None:
+    (ctx.workspace / "long.txt").write_text("\n".join(str(i) for i in range(1000)))
+    out = file_read("long.txt", ctx)
+    assert out.splitlines()[-1] == "[600 more lines; read on with start_line=401]"
+
+
+def test_file_write_modes(ctx: ToolContext) -> None:
+    file_write("d/n.txt", "a", ctx)
+    with pytest.raises(FileExistsError, match="use mode 'append' or 'overwrite'"):
+        file_write("d/n.txt", "b", ctx)
+    file_write("d/n.txt", "b", ctx, mode="append")
+    assert (ctx.workspace / "d/n.txt").read_text() == "ab"
+    file_write("d/n.txt", "c", ctx, mode="overwrite")
+    assert (ctx.workspace / "d/n.txt").read_text() == "c"
+
+
+def test_file_patch_must_match_exactly_once(ctx: ToolContext) -> None:
+    f = ctx.workspace / "p.py"
+    f.write_text("x = 1\ny = 1\n")
+    with pytest.raises(ValueError, match="occurs 0 times"):
+        file_patch("p.py", "z = 1", "z = 2", ctx)
+    with pytest.raises(ValueError, match="occurs 2 times"):
+        file_patch("p.py", "= 1", "= 2", ctx)
+    file_patch("p.py", "y = 1", "y = 2", ctx)
+    assert f.read_text() == "x = 1\ny = 2\n"
+
+
+def run_code(ctx: ToolContext, code: str, **kw: object) -> str:
+    return asyncio.run(code_run.fn(code, ctx, **kw))
+
+
+def test_code_run_python_prints_final_expression(ctx: ToolContext) -> None:
+    assert run_code(ctx, "x = 6\nx * 7") == "exit_code: 0\nstdout:\n42"
+    assert run_code(ctx, "print('hi')") == "exit_code: 0\nstdout:\nhi"
+
+
+def test_code_run_shell_and_errors(ctx: ToolContext) -> None:
+    out = run_code(ctx, "echo out; echo err >&2; exit 3", language="shell")
+    assert out == "exit_code: 3\nstdout:\nout\nstderr:\nerr"
+    assert "ZeroDivisionError" in run_code(ctx, "1/0")
+
+
+def test_code_run_runs_in_the_workspace(ctx: ToolContext) -> None:
+    assert run_code(ctx, "pwd", language="shell").endswith(str(ctx.workspace))
+
+
+def test_code_run_timeout_kills_the_whole_process_group(ctx: ToolContext) -> None:
+    marker = ctx.workspace / "child.pid"
+    code = f"sleep 30 & echo $! > {marker}; wait"
+    out = run_code(ctx, code, language="shell", timeout_s=1)
+    assert out == "exit_code: killed after 1s timeout"
+    child = int(marker.read_text())
+    assert not _alive(child)
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie waiting to be reaped (in containers PID 1 may never reap it)."""
+    for _ in range(50):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return False
+        if state in ("Z", "X"):
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_code_run_truncates_huge_output(ctx: ToolContext) -> None:
+    out = run_code(ctx, "print('y' * 200_000)")
+    assert "[stdout truncated: " in out
+    assert len(out) < 9000
+
+
+def test_ask_user(ctx: ToolContext) -> None:
+    with pytest.raises(RuntimeError, match="no user is available"):
+        ask_user("Which file?", ctx)
+    ctx.ask_user = lambda q: f"answer to {q}"
+    assert ask_user("Which file?", ctx) == "answer to Which file?"
+
+
+def test_working_checkpoint(ctx: ToolContext) -> None:
+    assert update_working_checkpoint("goal: x", ctx) == "checkpoint saved"
+    assert ctx.state[CHECKPOINT_KEY] == "goal: x"
+    assert "clipped" in update_working_checkpoint("z" * 2000, ctx)
+    assert len(ctx.state[CHECKPOINT_KEY]) == 1000

@@ -1,0 +1,120 @@
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from lar.tools.base import ToolContext, tool
+from lar.tools.executor import ToolExecutor
+from lar.types import ToolCall
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+def secret() -> str:
+    """Not for the model."""
+    return "s3cret"
+
+
+@tool(permission="confirm")
+def delete_all() -> str:
+    """Dangerous."""
+    return "deleted"
+
+
+@tool(timeout_s=0.2)
+def slow() -> str:
+    """Sleeps too long."""
+    time.sleep(2)
+    return "late"
+
+
+@tool
+def broken() -> str:
+    """Always fails."""
+    raise ValueError("disk on fire")
+
+
+@tool(clip=lambda v: v[:3])
+def listing() -> list[int]:
+    """Returns many numbers."""
+    return list(range(100))
+
+
+@tool
+def big() -> str:
+    """Returns a lot of text."""
+    return "x" * 10_000
+
+
+def ctx() -> ToolContext:
+    return ToolContext(workspace=Path("."))
+
+
+def run(executor: ToolExecutor, name: str, args: dict[str, object]):  # type: ignore[no-untyped-def]
+    return asyncio.run(executor.run(ToolCall("c1", name, args), ctx()))
+
+
+def test_success_keeps_value_and_text() -> None:
+    r = run(ToolExecutor([add]), "add", {"a": 2, "b": 3})
+    assert r.ok and r.value == 5 and r.content == "5"
+
+
+def test_unknown_tool_is_returned_to_the_model_with_the_available_names() -> None:
+    r = run(ToolExecutor([add, big]), "multiply", {"a": 1})
+    assert not r.ok and r.error is not None and r.error.code == "unknown_tool"
+    assert json.loads(r.content) == {
+        "error": "no tool named 'multiply'",
+        "detail": "available tools: add, big",
+        "code": "unknown_tool",
+    }
+
+
+def test_allowlist_hides_and_rechecks() -> None:
+    ex = ToolExecutor([add, secret], allowlist=["add"])
+    assert [t.name for t in ex.visible()] == ["add"]
+    r = run(ex, "secret", {})
+    assert not r.ok and r.error is not None and r.error.code == "not_allowed"
+    assert "s3cret" not in r.content
+
+
+def test_invalid_arguments_explain_the_schema() -> None:
+    r = run(ToolExecutor([add]), "add", {"a": "one"})
+    assert r.error is not None and r.error.code == "invalid_arguments"
+    assert "argument 'a'" in r.error.detail and "missing required argument 'b'" in r.error.detail
+    assert "Expected: add(a: int, b: int)" in r.error.detail
+
+
+def test_confirm_tools_need_approval() -> None:
+    denied = run(ToolExecutor([delete_all]), "delete_all", {})
+    assert denied.error is not None and denied.error.code == "denied"
+    asked: list[str] = []
+    ex = ToolExecutor([delete_all], approver=lambda call, t: asked.append(call.name) or True)
+    assert run(ex, "delete_all", {}).value == "deleted"
+    assert asked == ["delete_all"]
+
+
+def test_timeout_is_normalized() -> None:
+    r = run(ToolExecutor([slow]), "slow", {})
+    assert r.error is not None and r.error.code == "timeout"
+    assert "did not finish in 0.2s" in r.error.detail
+
+
+def test_exceptions_become_data() -> None:
+    r = run(ToolExecutor([broken]), "broken", {})
+    assert r.error is not None and r.error.code == "tool_error"
+    assert r.error.detail == "ValueError: disk on fire"
+
+
+def test_clip_hook_and_hard_cap() -> None:
+    assert run(ToolExecutor([listing]), "listing", {}).content == "[0, 1, 2]"
+    r = run(ToolExecutor([big], clip_chars=100), "big", {})
+    assert r.content.startswith("x" * 100)
+    assert r.content.endswith("[truncated: 9900 more characters not shown]")
+    assert r.value == "x" * 10_000  # the API caller still gets everything
