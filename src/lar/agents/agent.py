@@ -288,9 +288,15 @@ class Agent:
 def _shutdown(runner: asyncio.Runner, engine: Engine, executor: ToolExecutor) -> None:
     executor.close()
     try:
-        runner.run(engine.aclose())
-    finally:
-        runner.close()
+        asyncio.get_running_loop()
+    except RuntimeError:
+        try:
+            runner.run(engine.aclose())
+        finally:
+            runner.close()
+        return
+    # Collected while another event loop runs in this thread: ours cannot run now, only close.
+    runner.get_loop().close()
 
 
 def _fields(settings: LoopSettings) -> dict[str, Any]:
