@@ -1,0 +1,5 @@
+"""``python -m lar`` is the ``lar`` command."""
+
+from lar.cli.main import app
+
+app()

@@ -1,0 +1,129 @@
+"""The ``lar`` command as a user runs it: a real subprocess against a loopback mock endpoint."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lar.testing import MockOpenAIServer, text_reply, tool_call_reply
+
+
+def lar(*args: str, home: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {"LAR_HOME": str(home), "PATH": "/usr/bin:/bin", "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "lar", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def configure(home: Path, url: str) -> None:
+    (home / "config.yaml").write_text(
+        f"model: mock\nmodels:\n  - name: mock\n    engine: openai\n    base_url: {url}\n    retries: 0\n"
+    )
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("buy milk\n")
+    return ws
+
+
+def test_version_and_help(lar_home: Path) -> None:
+    out = lar("--version", home=lar_home)
+    assert out.returncode == 0 and out.stdout.strip() == "lar 0.1.0"
+    helptext = lar("--help", home=lar_home).stdout
+    assert "run" in helptext and "chat" in helptext and "model" in helptext
+    assert "--yes" in lar("run", "--help", home=lar_home).stdout
+
+
+def test_invalid_config_is_one_clear_line(lar_home: Path) -> None:
+    (lar_home / "config.yaml").write_text("agent:\n  max_turn: 3\n")
+    out = lar("run", "hi", home=lar_home)
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr
+    assert "config.yaml:2: agent.max_turn: unknown key 'max_turn'; allowed keys: max_turns" in out.stderr
+
+
+def test_run_answers_on_stdout_with_staged_logs_on_stderr(lar_home: Path, workspace: Path) -> None:
+    script = [tool_call_reply("file_read", {"path": "notes.txt"}), text_reply("Buy milk.")]
+    with MockOpenAIServer(script) as srv:
+        configure(lar_home, srv.url)
+        out = lar("run", "What is in notes.txt?", home=lar_home, cwd=workspace)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "Buy milk.\n"
+    assert "llm: mock, prompt 10 tokens, 1 tool_call" in out.stderr
+    assert 'tool: file_read(path="notes.txt") ok' in out.stderr
+    assert "done. total tokens 30" in out.stderr
+    assert srv.requests[1]["messages"][-1]["content"] == "1: buy milk"
+
+
+def test_json_prints_one_event_per_line(lar_home: Path, workspace: Path) -> None:
+    with MockOpenAIServer([text_reply("Hi there.")]) as srv:
+        configure(lar_home, srv.url)
+        out = lar("run", "--json", "hello", home=lar_home, cwd=workspace)
+    assert out.returncode == 0
+    events = [json.loads(line) for line in out.stdout.splitlines()]
+    types = [e["type"] for e in events]
+    assert types[0] == "run_started" and types[-1] == "final"
+    assert "text_delta" in types and "model_called" in types
+    assert events[-1]["text"] == "Hi there."
+
+
+def test_confirm_tools_are_denied_without_yes(lar_home: Path, workspace: Path) -> None:
+    script = [tool_call_reply("code_run", {"code": "open('pwned', 'w')"}), text_reply("I could not run it.")]
+    with MockOpenAIServer(script) as srv:
+        configure(lar_home, srv.url)
+        out = lar("run", "run it", home=lar_home, cwd=workspace)
+        assert "code_run(" in out.stderr and "denied" in out.stderr
+        assert "the user did not allow this call" in srv.requests[1]["messages"][-1]["content"]
+    assert not (workspace / "pwned").exists()
+    script = [tool_call_reply("code_run", {"code": "open('made', 'w').close()"}), text_reply("Done.")]
+    with MockOpenAIServer(script) as srv:
+        configure(lar_home, srv.url)
+        assert lar("run", "--yes", "run it", home=lar_home, cwd=workspace).returncode == 0
+    assert (workspace / "made").exists()
+
+
+def test_unreachable_endpoint_is_a_clean_error(lar_home: Path, workspace: Path) -> None:
+    configure(lar_home, "http://127.0.0.1:9/v1")
+    out = lar("run", "hi", home=lar_home, cwd=workspace)
+    assert out.returncode == 1
+    assert "error:" in out.stderr and "cannot reach http://127.0.0.1:9/v1" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_model_that_never_stops_ends_with_exit_3(lar_home: Path, workspace: Path) -> None:
+    with MockOpenAIServer([tool_call_reply("file_read", {"path": "notes.txt"})], repeat_last=True) as srv:
+        configure(lar_home, srv.url)
+        out = lar("run", "loop", home=lar_home, cwd=workspace)
+    assert out.returncode == 3
+    assert out.stdout.startswith('file_read(path="notes.txt") returned:')
+    assert "already ran" in out.stderr
+    assert len(srv.requests) == 3
+
+
+def test_user_tools_from_the_tools_directory(lar_home: Path, workspace: Path) -> None:
+    tools = lar_home / "tools"
+    tools.mkdir()
+    (tools / "greet.py").write_text(
+        "from lar import tool\n\n@tool\ndef greet(name: str) -> str:\n"
+        '    """Greet someone."""\n    return f"Hello, {name}!"\n'
+    )
+    with MockOpenAIServer([tool_call_reply("greet", {"name": "Ana"}), text_reply("Said hello.")]) as srv:
+        configure(lar_home, srv.url)
+        out = lar("run", "greet Ana", home=lar_home, cwd=workspace)
+    assert out.returncode == 0, out.stderr
+    assert srv.requests[1]["messages"][-1]["content"] == "Hello, Ana!"
+    assert any(t["function"]["name"] == "greet" for t in srv.requests[0]["tools"])
+    (tools / "broken.py").write_text("import does_not_exist\n")
+    out = lar("run", "x", home=lar_home, cwd=workspace)
+    assert out.returncode == 1 and "broken.py: cannot load tools: ModuleNotFoundError" in out.stderr
