@@ -60,13 +60,20 @@ def test_unknown_key_lists_allowed_keys(lar_home: Path) -> None:
 
 def test_out_of_range_number(lar_home: Path) -> None:
     path = write(lar_home, "agent:\n  max_turns: 0\n")
-    with pytest.raises(ConfigError, match=rf"{path}:2: agent.max_turns: .*greater than or equal to 1 \(got 0\)"):
+    with pytest.raises(
+        ConfigError, match=rf"{path}:2: agent.max_turns: .*greater than or equal to 1 \(got 0\)"
+    ):
         load_config()
 
 
 def test_missing_environment_variable(lar_home: Path) -> None:
-    path = write(lar_home, "models:\n  - {name: c, engine: openai, base_url: 'http://h', api_key: '${NOPE}'}\n")
-    with pytest.raises(ConfigError, match=rf"{path}: models\[0\].api_key: environment variable NOPE is not set"):
+    path = write(
+        lar_home,
+        "models:\n  - {name: c, engine: openai, base_url: 'http://h', api_key: '${NOPE}'}\n",
+    )
+    with pytest.raises(
+        ConfigError, match=rf"{path}: models\[0\].api_key: environment variable NOPE is not set"
+    ):
         load_config(env={"LAR_HOME": str(lar_home)})
 
 

@@ -50,7 +50,9 @@ class ModelConfig(_Strict):
     name: str = Field(min_length=1)
     engine: Literal["llamacpp", "openai"]
     path: str | None = None
-    """llamacpp: a GGUF file; empty means the bundled default model."""
+    """llamacpp: a GGUF file; empty means a bundled model (``package``)."""
+    package: Literal["qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct"] | None = None
+    """llamacpp: which bundled model to use when ``path`` is empty (default: the 1.5B)."""
     base_url: str | None = None
     model: str | None = None
     """openai: the model name the endpoint serves (defaults to ``name``)."""

@@ -7,7 +7,9 @@ def c(name: str, **args: object) -> ToolCall:
 
 
 def test_hash_ignores_argument_order_and_call_id() -> None:
-    assert call_hash(ToolCall("1", "f", {"a": 1, "b": 2})) == call_hash(ToolCall("2", "f", {"b": 2, "a": 1}))
+    assert call_hash(ToolCall("1", "f", {"a": 1, "b": 2})) == call_hash(
+        ToolCall("2", "f", {"b": 2, "a": 1})
+    )
     assert call_hash(c("f", a=1)) != call_hash(c("f", a=2))
 
 

@@ -69,7 +69,9 @@ def test_tool_call_then_answer() -> None:
         ("add", {"a": 1234, "b": 4321}, 5555)
     ]
     # protocol track: the result is folded into the user turn, marked as data
-    assert "<tool_result>\nadd(a=1234, b=4321) returned:\n5555\n</tool_result>" in last_user(engine, 1)
+    assert "<tool_result>\nadd(a=1234, b=4321) returned:\n5555\n</tool_result>" in last_user(
+        engine, 1
+    )
     engine.assert_complete()
 
 
@@ -154,7 +156,9 @@ def test_native_track_sends_schemas_and_tool_messages() -> None:
     assert engine.tools_seen[0] == ["add", "lookup"]
     second = engine.calls[1]
     assert second[-2].role == "assistant" and second[-2].tool_calls[0].id == "c9"
-    assert second[-1].role == "tool" and second[-1].tool_call_id == "c9" and second[-1].content == "2"
+    assert (
+        second[-1].role == "tool" and second[-1].tool_call_id == "c9" and second[-1].content == "2"
+    )
 
 
 def test_engine_failure_is_an_error_event_and_raises_in_run() -> None:

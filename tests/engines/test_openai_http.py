@@ -55,7 +55,9 @@ def test_generate_and_key_header() -> None:
 
 
 def test_sse_streaming_text_and_tool_call_deltas() -> None:
-    with MockOpenAIServer([text_reply("streamed text here"), tool_call_reply("add", {"a": 1, "b": 2})]) as srv:
+    with MockOpenAIServer(
+        [text_reply("streamed text here"), tool_call_reply("add", {"a": 1, "b": 2})]
+    ) as srv:
         texts, final = asyncio.run(_collect(engine(srv.url)))
         assert "".join(texts) == "streamed text here" and len(texts) > 1
         assert final.content == "streamed text here"  # type: ignore[attr-defined]
@@ -67,7 +69,11 @@ def test_sse_streaming_text_and_tool_call_deltas() -> None:
 
 
 def test_retries_5xx_and_429_then_succeeds() -> None:
-    script = [(503, {"error": {"message": "busy"}}), (429, {"error": "slow down"}), text_reply("ok")]
+    script = [
+        (503, {"error": {"message": "busy"}}),
+        (429, {"error": "slow down"}),
+        text_reply("ok"),
+    ]
     with MockOpenAIServer(script) as srv:
         _, final = asyncio.run(_collect(engine(srv.url, retries=2)))
     assert final.content == "ok" and len(srv.requests) == 3  # type: ignore[attr-defined]
@@ -133,7 +139,10 @@ def test_failover_moves_on_for_network_errors_only() -> None:
         resp = asyncio.run(go())
     assert resp.content == "from backup" and resp.engine == "backup"
     assert len(fo.failures) == 1 and "dead" in fo.failures[0]
-    with MockOpenAIServer([(401, {"error": "bad key"})]) as bad, MockOpenAIServer([text_reply("x")]) as good:
+    with (
+        MockOpenAIServer([(401, {"error": "bad key"})]) as bad,
+        MockOpenAIServer([text_reply("x")]) as good,
+    ):
         fo2 = FailoverEngine([engine(bad.url, name="bad"), engine(good.url, name="good")])
 
         async def go2() -> None:
@@ -148,7 +157,9 @@ def test_failover_moves_on_for_network_errors_only() -> None:
 
 
 def test_agent_on_an_openai_endpoint_native_track() -> None:
-    with MockOpenAIServer([tool_call_reply("add", {"a": 1234, "b": 4321}), text_reply("5555")]) as srv:
+    with MockOpenAIServer(
+        [tool_call_reply("add", {"a": 1234, "b": 4321}), text_reply("5555")]
+    ) as srv:
         with Agent(tools=[add], base_url=srv.url, model="mock") as agent:
             result = agent.run("What is 1234 + 4321?")
     assert agent.track == "native"

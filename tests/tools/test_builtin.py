@@ -5,7 +5,14 @@ from pathlib import Path
 import pytest
 
 from lar.tools.base import ToolContext
-from lar.tools.builtin import ask_user, code_run, file_patch, file_read, file_write, update_working_checkpoint
+from lar.tools.builtin import (
+    ask_user,
+    code_run,
+    file_patch,
+    file_read,
+    file_write,
+    update_working_checkpoint,
+)
 from lar.tools.builtin.interaction import CHECKPOINT_KEY
 
 

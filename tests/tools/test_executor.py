@@ -3,8 +3,6 @@ import json
 import time
 from pathlib import Path
 
-import pytest
-
 from lar.tools.base import ToolContext, tool
 from lar.tools.executor import ToolExecutor
 from lar.types import ToolCall

@@ -36,7 +36,11 @@ def test_signature_is_compact() -> None:
 
 
 def test_validation_coerces_and_reports_every_problem() -> None:
-    assert weather.validate({"city": "Oslo", "days": "3"}) == {"city": "Oslo", "unit": "c", "days": 3}
+    assert weather.validate({"city": "Oslo", "days": "3"}) == {
+        "city": "Oslo",
+        "unit": "c",
+        "days": 3,
+    }
     with pytest.raises(ToolArgumentError) as info:
         weather.validate({"unit": "kelvin", "zip": 1})
     msg = str(info.value)
@@ -47,7 +51,10 @@ def test_validation_coerces_and_reports_every_problem() -> None:
 
 
 def test_decorated_function_stays_callable() -> None:
-    assert weather("Rome", ToolContext(workspace=__import__("pathlib").Path(".")), unit="f") == "Rome f 1"
+    assert (
+        weather("Rome", ToolContext(workspace=__import__("pathlib").Path(".")), unit="f")
+        == "Rome f 1"
+    )
 
 
 def test_options_and_bad_definitions() -> None:
@@ -59,6 +66,7 @@ def test_options_and_bad_definitions() -> None:
     assert square.description == "Square it."
     with pytest.raises(ToolDefinitionError, match="must start with a letter"):
         tool(name="9lives")(lambda: None)
+
     def noop(*args: int) -> None:
         return None
 

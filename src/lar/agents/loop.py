@@ -23,6 +23,7 @@ from lar.calling.prompt import (
     fold_tool_results,
     protocol_system_prompt,
 )
+from lar.calling.protocol import clean_answer
 from lar.engines.base import Engine
 from lar.errors import EngineError
 from lar.tools.base import Tool, ToolContext
@@ -205,8 +206,9 @@ async def run_loop(
         for warning in parsed.warnings:
             yield Notice("parse_warning", warning)
         if not parsed.calls:
-            history.append(Message("assistant", parsed.text))
-            yield Final(parsed.text, "answer", usage, _ms(started), turn)
+            answer = clean_answer(parsed.text)
+            history.append(Message("assistant", answer))
+            yield Final(answer, "answer", usage, _ms(started), turn)
             return
         repeats = [c for c in parsed.calls if call_hash(c) in completed]
         if repeats:
@@ -260,6 +262,10 @@ async def run_loop(
             yield ToolCallFinished(result, _ms(t0))
             history.append(Message("tool", result.content, tool_call_id=call.id, name=call.name))
             failed = failed or not result.ok
+        if settings.track == "protocol" and not failed:
+            # Shown the tool listing again, small models repeat the call they just made; asked
+            # to answer from the result, they answer (and may still call a tool for a next step).
+            answer_mode = True
     raise AssertionError("unreachable: the last turn always returns")  # pragma: no cover
 
 

@@ -30,7 +30,7 @@ from typing import Any
 from lar.calling.repair import load_json
 from lar.types import ToolCall
 
-__all__ = ["ParseResult", "parse", "KnownTools"]
+__all__ = ["ParseResult", "parse", "KnownTools", "clean_answer"]
 
 KnownTools = Mapping[str, Sequence[str]]
 """Tool name → ordered parameter names (used to map positional arguments)."""
@@ -433,3 +433,19 @@ def parse(text: str, known: KnownTools | None = None, *, codeact: bool = False) 
     if not text or not text.strip():
         return ParseResult(text=text.strip() if text else "")
     return _Parser(text, known or {}, codeact).run()
+
+
+_ECHO_TAG_RE = re.compile(r"</?tool_(?:result|response)[^>]*>", re.I)
+_ECHO_HEADER_RE = re.compile(r"^\s*[A-Za-z_][\w.\-]*\(.*\) returned:\s*$", re.M)
+
+
+def clean_answer(text: str) -> str:
+    """Remove protocol markup a model copied into its answer.
+
+    Small models sometimes answer by echoing the ``<tool_result>`` block they were shown; the
+    user should see the data, not the markup.
+    """
+    if "tool_re" not in text:
+        return text
+    cleaned = _ECHO_HEADER_RE.sub("", _ECHO_TAG_RE.sub("", text))
+    return re.sub(r"\n{3,}", "\n\n", cleaned).strip()

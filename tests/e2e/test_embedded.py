@@ -1,0 +1,76 @@
+"""The real embedded model (Qwen2.5-Coder-0.5B-Instruct via llama.cpp), greedy decoding."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lar import Agent, tool
+
+
+def test_python_api_example_from_the_readme(lar_home: Path) -> None:
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    result = Agent(tools=[add]).run("What is 1234 + 4321?")  # embedded default model
+    assert "5555" in result.text
+    assert [(c.name, c.arguments, c.result) for c in result.tool_calls] == [
+        ("add", {"a": 1234, "b": 4321}, 5555)
+    ]
+
+
+def test_quickstart_question_reads_a_file_without_confirmation(
+    lar_home: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0.3.7"\n')
+    out = subprocess.run(
+        [sys.executable, "-m", "lar", "run", "What version does pyproject.toml declare?"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "0.3.7" in out.stdout
+    assert 'tool: file_read(path="pyproject.toml"' in out.stderr
+
+
+def test_cli_run_uses_code_run_and_answers(lar_home: Path, tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "lar", "run", "--yes", "What is 1234 * 5678? Use code_run."],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "7006652" in out.stdout
+    assert "tool: code_run(" in out.stderr and " ok, " in out.stderr
+    assert "llm: qwen2.5-coder-1.5b-instruct" in out.stderr
+
+
+def test_chat_streams_and_asks_before_running_code(lar_home: Path, tmp_path: Path) -> None:
+    pexpect = pytest.importorskip("pexpect", reason="pexpect is a dev dependency")
+    child = pexpect.spawn(
+        sys.executable, ["-m", "lar", "chat"], cwd=str(tmp_path), encoding="utf-8", timeout=240
+    )
+    try:
+        child.expect("you> ")
+        child.sendline("What is 1234 * 5678? Use code_run.")
+        child.expect(r"Allow\? \[y/N\]")
+        child.sendline("y")
+        child.expect("7006652")
+        child.expect("you> ")
+        child.sendline("/reset")
+        child.expect("conversation cleared")
+        child.sendline("/exit")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
