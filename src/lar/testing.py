@@ -94,7 +94,7 @@ def _sse_events(reply: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 class MockOpenAIServer:
-    """A scripted ``/v1/chat/completions`` on 127.0.0.1 (``repeat_last`` replays the final reply)."""
+    """A scripted ``/v1/chat/completions`` on 127.0.0.1; ``repeat_last`` replays the last reply."""
 
     def __init__(
         self, script: Sequence[Reply], *, repeat_last: bool = False, api_key: str | None = None
@@ -111,8 +111,8 @@ class MockOpenAIServer:
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}/v1"
 
     def _next(self, body: dict[str, Any]) -> tuple[int, Any]:
         with self._lock:

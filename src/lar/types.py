@@ -13,7 +13,6 @@ import json
 import types as pytypes
 import typing
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any, ClassVar, Literal, TypeVar, Union
 
 __all__ = [
@@ -232,9 +231,14 @@ def to_dict(obj: Any) -> Any:
     return obj
 
 
-@cache
+_HINTS: dict[type[Any], dict[str, Any]] = {}
+
+
 def _hints(cls: type[Any]) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    return hints
 
 
 def _decode(tp: Any, value: Any) -> Any:
@@ -245,7 +249,7 @@ def _decode(tp: Any, value: Any) -> Any:
         for arg in typing.get_args(tp):
             if arg is type(None):
                 continue
-            if dataclasses.is_dataclass(arg) and isinstance(value, dict):
+            if isinstance(arg, type) and dataclasses.is_dataclass(arg) and isinstance(value, dict):
                 return from_dict(arg, value)
         return value
     if origin is list:

@@ -25,7 +25,8 @@ def lar(*args: str, home: Path, cwd: Path | None = None) -> subprocess.Completed
 
 def configure(home: Path, url: str) -> None:
     (home / "config.yaml").write_text(
-        f"model: mock\nmodels:\n  - name: mock\n    engine: openai\n    base_url: {url}\n    retries: 0\n"
+        "model: mock\nmodels:\n  - name: mock\n    engine: openai\n"
+        f"    base_url: {url}\n    retries: 0\n"
     )
 
 

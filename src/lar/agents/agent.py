@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -261,14 +262,18 @@ class Agent:
         """Events as they happen (blocking iterator), text deltas included."""
         runner = self._loop_runner()
         agen = self.astream(text, history=history, stream_text=True)
+
+        async def step() -> Event:
+            return await anext(agen)
+
         try:
             while True:
                 try:
-                    yield runner.run(agen.__anext__())
+                    yield runner.run(step())
                 except StopAsyncIteration:
                     return
         finally:
-            runner.run(agen.aclose())
+            runner.run(_aclose(agen))
 
     def close(self) -> None:
         """Release the event loop, HTTP connections and tool threads."""
@@ -300,5 +305,11 @@ def _shutdown(runner: asyncio.Runner, engine: Engine, executor: ToolExecutor) ->
     runner.get_loop().close()
 
 
+async def _aclose(agen: AsyncIterator[Event]) -> None:
+    close = getattr(agen, "aclose", None)
+    if close is not None:
+        await close()
+
+
 def _fields(settings: LoopSettings) -> dict[str, Any]:
-    return {name: getattr(settings, name) for name in settings.__slots__}  # type: ignore[attr-defined]
+    return {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)}

@@ -156,7 +156,7 @@ class Tool:
             default = ... if param.default is param.empty else param.default
             fields[pname] = (annotation, Field(default, description=param_docs.get(pname)))
         try:
-            return create_model(  # type: ignore[call-overload,no-any-return]
+            return create_model(
                 f"{self.name.replace('.', '_').replace('-', '_')}_args",
                 __config__=ConfigDict(extra="forbid"),
                 **fields,
