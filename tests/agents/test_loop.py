@@ -112,13 +112,23 @@ def test_model_that_never_stops_calling_tools_hits_max_turns() -> None:
     assert "# Tools" not in engine.calls[3][0].content
 
 
-def test_repeating_a_finished_call_switches_to_answer_mode() -> None:
-    a, engine = agent([call("add", a=1, b=2), call("add", a=1, b=2), "It is 3."])
+def test_after_a_successful_call_the_model_is_asked_for_the_answer() -> None:
+    a, engine = agent([call("add", a=1, b=2), "It is 3."])
     result = a.run("1+2?")
     assert result.text == "It is 3." and calls == [(1, 2)]
-    assert "# Tools" in engine.calls[1][0].content
-    assert "# Tools" not in engine.calls[2][0].content  # tools withheld
-    assert last_user(engine, 2).endswith("state the answer.")
+    assert "# Tools" in engine.calls[0][0].content
+    assert "# Tools" not in engine.calls[1][0].content  # listing withheld: answer from the data
+    assert last_user(engine, 1).endswith("state the answer.")
+
+
+def test_repeating_a_failed_call_switches_to_answer_mode() -> None:
+    bad = call("add", a="x", b=2)
+    a, engine = agent([bad, bad, "I cannot add 'x'."])
+    result = a.run("x+2?")
+    assert result.text == "I cannot add 'x'." and calls == []
+    assert "# Tools" in engine.calls[1][0].content  # after a failure the tools stay listed
+    assert "# Tools" not in engine.calls[2][0].content
+    assert any(isinstance(e, Notice) and e.code == "repeated_call" for e in result.events)
 
 
 def test_repeating_even_in_answer_mode_ends_with_the_known_result() -> None:
@@ -135,7 +145,7 @@ def test_ping_pong_never_reruns_a_call() -> None:
     result = a.run("ping pong")
     assert [c.arguments for c in result.tool_calls] == [{"key": "a"}, {"key": "b"}]
     assert result.stop_reason == "loop"
-    assert result.text == 'lookup(key="b") returned: value of b'
+    assert result.text == 'lookup(key="a") returned: value of a'
 
 
 def test_failed_call_skips_the_rest_of_the_turn() -> None:

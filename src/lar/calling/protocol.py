@@ -155,6 +155,10 @@ class _Parser:
             arg_key = next((k for k in _ARG_KEYS if k in obj), None)
             if arg_key is not None:
                 args = self._args_value(obj[arg_key])
+                if args is None and isinstance(obj[arg_key], list) and name in self.known:
+                    params = list(self.known[name])  # positional: [17, 25] → {"a": 17, "b": 25}
+                    if len(obj[arg_key]) <= len(params):
+                        args = dict(zip(params, obj[arg_key], strict=False))
                 if args is None:
                     args = {"input": obj[arg_key]} if tagged or name in self.known else None
                 if args is None:
