@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from pathlib import Path
 
 from lar.agents.loop import DEFAULT_SYSTEM_PROMPT
 from lar.calling.prompt import protocol_system_prompt

@@ -11,6 +11,7 @@ the request body. Streaming requests get the same reply as Server-Sent Events. T
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -134,6 +135,12 @@ class MockOpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                # Headers and body go out in separate writes; without this, Nagle's algorithm
+                # meets delayed ACKs and every response waits ~40 ms.
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 return

@@ -25,6 +25,7 @@ import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from lar.calling.repair import load_json
@@ -320,11 +321,9 @@ class _Parser:
                 i = start + 1
 
     def call_lines(self, text: str) -> None:
-        if not self.known:
+        if not self.known or "(" not in text:
             return
-        names = "|".join(re.escape(n) for n in sorted(self.known, key=len, reverse=True))
-        pattern = re.compile(r"^[ \t`]*(?:print\()?(?:" + names + r")\(.*\)\)?[ \t`;.]*$", re.M)
-        for m in pattern.finditer(text):
+        for m in _call_line_pattern(tuple(sorted(self.known))).finditer(text):
             if self._taken(m.start(), m.end()):
                 continue
             code = m.group(0).strip().strip("`;. ")
@@ -381,6 +380,12 @@ class _Parser:
         remaining.append(self.original[pos:])
         self.result.text = _THINK_RE.sub("", "".join(remaining)).strip()
         return self.result
+
+
+@lru_cache(maxsize=64)
+def _call_line_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(r"^[ \t`]*(?:print\()?(?:" + alternatives + r")\(.*\)\)?[ \t`;.]*$", re.M)
 
 
 def _func_name(node: ast.Call) -> str | None:

@@ -1,0 +1,208 @@
+"""Framework overhead: one agent run = 2 model calls + 1 tool call, against a loopback mock.
+
+    python bench/overhead.py [--runs 200] [--repeats 5] [--no-write]
+
+Lar (OpenAI-compatible engine, native track) runs the full loop: prompt build, request, parse,
+validate, execute the tool, second request, final answer. The floor is raw httpx making the same
+two requests and calling the same function directly, both with a synchronous client and with an
+AsyncClient on a running event loop; Lar's overhead is reported against the faster floor. The mock
+server runs in a separate process so that its work does not share this process's GIL. Also
+measures `python -c "import lar"`. Results go into BENCHMARKS.md between the overhead markers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER = """
+import sys, time
+from lar.testing import MockOpenAIServer, text_reply, tool_call_reply
+def reply(body):
+    if any(m.get("role") == "tool" for m in body["messages"]):
+        return text_reply("The sum is 3.")
+    return tool_call_reply("add", {"a": 1, "b": 2})
+srv = MockOpenAIServer([reply], repeat_last=True).start()
+print(srv.url, flush=True)
+sys.stdin.read()
+"""
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "add",
+            "description": "Add two integers.",
+            "parameters": {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "required": ["a", "b"],
+            },
+        },
+    }
+]
+
+
+def _requests(first: dict) -> tuple[dict, dict]:  # type: ignore[type-arg]
+    call = first["choices"][0]["message"]["tool_calls"][0]
+    args = json.loads(call["function"]["arguments"])
+    result = add(**args)
+    return call, {"role": "tool", "tool_call_id": call["id"], "content": str(result)}
+
+
+def raw_sync(client: httpx.Client, url: str) -> str:
+    messages = [
+        {"role": "system", "content": "You are helpful."},
+        {"role": "user", "content": "1 + 2?"},
+    ]
+    body = {"model": "mock", "messages": messages, "tools": TOOLS}
+    first = client.post(f"{url}/chat/completions", json=body).json()
+    call, tool_msg = _requests(first)
+    messages += [first["choices"][0]["message"], tool_msg]
+    second = client.post(f"{url}/chat/completions", json=body).json()
+    return str(second["choices"][0]["message"]["content"])
+
+
+async def raw_async(client: httpx.AsyncClient, url: str) -> str:
+    messages = [
+        {"role": "system", "content": "You are helpful."},
+        {"role": "user", "content": "1 + 2?"},
+    ]
+    body = {"model": "mock", "messages": messages, "tools": TOOLS}
+    first = (await client.post(f"{url}/chat/completions", json=body)).json()
+    call, tool_msg = _requests(first)
+    messages += [first["choices"][0]["message"], tool_msg]
+    second = (await client.post(f"{url}/chat/completions", json=body)).json()
+    return str(second["choices"][0]["message"]["content"])
+
+
+def per_run_ms(fns: dict, runs: int, repeats: int) -> dict[str, list[float]]:  # type: ignore[type-arg]
+    """Interleaved: each repeat times every client in turn, so drift hits all of them alike."""
+    for fn in fns.values():
+        for _ in range(20):  # warm up connections and caches
+            fn()
+    out: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(runs):
+                fn()
+            out[name].append((time.perf_counter() - t0) * 1000 / runs)
+    return out
+
+
+def import_time(samples: int = 10) -> float:
+    times = []
+    for _ in range(samples):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import lar"], check=True)
+        times.append(time.perf_counter() - t0)
+    base = []
+    for _ in range(samples):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        base.append(time.perf_counter() - t0)
+    return statistics.median(times), statistics.median(base)  # type: ignore[return-value]
+
+
+def write(table: str) -> None:
+    path = ROOT / "BENCHMARKS.md"
+    start, end = "<!-- overhead:start -->", "<!-- overhead:end -->"
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    block = f"{start}\n{table}\n{end}"
+    if start in text:
+        text = text[: text.index(start)] + block + text[text.index(end) + len(end) :]
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    path.write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args()
+
+    from lar import Agent, tool
+
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        client = httpx.Client()
+        loop = asyncio.new_event_loop()
+        aclient = httpx.AsyncClient()
+        agent = Agent(tools=[tool(add)], base_url=url, model="mock")
+        check = agent.run("What is 1 + 2?")
+        assert check.text == "The sum is 3." and [c.result for c in check.tool_calls] == [3]
+        timings = per_run_ms(
+            {
+                "sync": lambda: raw_sync(client, url),
+                "async": lambda: loop.run_until_complete(raw_async(aclient, url)),
+                "lar": lambda: agent.run("What is 1 + 2?"),
+            },
+            args.runs,
+            args.repeats,
+        )
+        sync_ms, async_ms, lar_ms = timings["sync"], timings["async"], timings["lar"]
+        agent.close()
+        client.close()
+        loop.run_until_complete(aclient.aclose())
+        loop.close()
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=10)
+
+    imp, base = import_time()
+    floor = min(statistics.median(sync_ms), statistics.median(async_ms))
+    lar_med = statistics.median(lar_ms)
+    rows = [
+        ("raw httpx, sync Client", sync_ms),
+        ("raw httpx, AsyncClient", async_ms),
+        ("Lar Agent.run (OpenAI engine)", lar_ms),
+    ]
+    lines = [
+        f"Overhead per run (2 model calls + 1 tool call; {args.runs} runs x {args.repeats} "
+        f"repeats, interleaved; loopback mock in another process; Python {platform.python_version()}, "
+        f"{platform.machine()}, `python bench/overhead.py`)",
+        "",
+        "| client | median ms/run | min | max |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, ms in rows:
+        lines.append(f"| {name} | {statistics.median(ms):.3f} | {min(ms):.3f} | {max(ms):.3f} |")
+    lines += [
+        "",
+        f"**Lar overhead over the faster raw floor: {lar_med - floor:.3f} ms per run** "
+        "(goal ≤ 1 ms, limit 2 ms).",
+        "",
+        f'`python -c "import lar"`: {imp:.3f} s (interpreter alone: {base:.3f} s; limit 0.3 s).',
+    ]
+    table = "\n".join(lines)
+    print(table)
+    if not args.no_write:
+        write(table)
+
+
+if __name__ == "__main__":
+    main()
