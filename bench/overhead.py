@@ -183,8 +183,8 @@ def main() -> None:
     ]
     lines = [
         f"Overhead per run (2 model calls + 1 tool call; {args.runs} runs x {args.repeats} "
-        f"repeats, interleaved; loopback mock in another process; Python {platform.python_version()}, "
-        f"{platform.machine()}, `python bench/overhead.py`)",
+        f"repeats, interleaved; loopback mock in another process; "
+        f"Python {platform.python_version()}, {platform.machine()}, `python bench/overhead.py`)",
         "",
         "| client | median ms/run | min | max |",
         "|---|---:|---:|---:|",
