@@ -175,3 +175,36 @@ def test_native_track_falls_back_to_parsing_text_calls() -> None:
         with Agent(tools=[add], base_url=srv.url, model="mock") as agent:
             result = agent.run("2+2?")
     assert result.text == "4" and [c.result for c in result.tool_calls] == [4]
+
+
+def test_arun_on_a_shared_loop_does_not_block_it() -> None:
+    """Inside someone else's event loop, the HTTP wait happens off the loop thread."""
+    import time as _time
+
+    def slow(body: dict) -> dict:  # type: ignore[type-arg]
+        _time.sleep(0.5)
+        return text_reply("late answer")
+
+    with MockOpenAIServer([slow]) as srv:
+        agent = Agent(tools=[add], base_url=srv.url, model="mock")
+
+        async def main() -> tuple[str, int]:
+            ticks = 0
+            done = asyncio.Event()
+
+            async def heartbeat() -> None:
+                nonlocal ticks
+                while not done.is_set():
+                    ticks += 1
+                    await asyncio.sleep(0.01)
+
+            beat = asyncio.create_task(heartbeat())
+            result = await agent.arun("hi")
+            done.set()
+            await beat
+            await agent.engine.aclose()
+            return result.text, ticks
+
+        text, ticks = asyncio.run(main())
+    assert text == "late answer"
+    assert ticks >= 10  # a blocked loop would tick once or twice in 0.5 s

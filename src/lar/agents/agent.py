@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from lar.agents.loop import DEFAULT_SYSTEM_PROMPT, LoopSettings, Track, run_loop
 from lar.config import LarConfig, ModelConfig, load_config
-from lar.engines.base import Engine
+from lar.engines.base import Engine, exclusive_loop
 from lar.engines.catalog import lookup
 from lar.errors import EngineError, LarError
 from lar.tools.base import Tool, ToolContext
@@ -262,7 +262,15 @@ class Agent:
 
     def run(self, text: str, *, history: list[Message] | None = None) -> RunResult:
         """Run to a final answer (blocking)."""
-        return self._event_loop().run_until_complete(self.arun(text, history=history))
+        return self._event_loop().run_until_complete(self._run_exclusive(text, history))
+
+    async def _run_exclusive(self, text: str, history: list[Message] | None) -> RunResult:
+        # This run is the only thing on the agent's private loop: engines may block it.
+        token = exclusive_loop.set(True)
+        try:
+            return await self.arun(text, history=history)
+        finally:
+            exclusive_loop.reset(token)
 
     def stream(self, text: str, *, history: list[Message] | None = None) -> Iterator[Event]:
         """Events as they happen (blocking iterator), text deltas included."""

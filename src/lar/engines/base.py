@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +14,11 @@ from lar.types import Message, ModelResponse
 if TYPE_CHECKING:
     from lar.tools.base import Tool
 
-__all__ = ["Engine", "StreamChunk", "EngineRegistry"]
+__all__ = ["Engine", "StreamChunk", "EngineRegistry", "exclusive_loop"]
+
+exclusive_loop: ContextVar[bool] = ContextVar("lar_exclusive_loop", default=False)
+"""True while a run owns its event loop outright (``Agent.run``): nothing else can be scheduled
+on it, so an engine may do blocking I/O inline instead of paying for a thread hand-off."""
 
 
 @dataclass(slots=True)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from lar.calling.native import decode_arguments
-from lar.engines.base import Engine, EngineRegistry, StreamChunk
+from lar.engines.base import Engine, EngineRegistry, StreamChunk, exclusive_loop
 from lar.errors import EngineError
 from lar.types import Message, ModelResponse, Timings, ToolCall, Usage
 
@@ -161,11 +161,14 @@ class OpenAIEngine(Engine):
         self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, **params: Any
     ) -> ModelResponse:
         # httpx's sync client is ~0.6 ms per request cheaper than its async one; a worker thread
-        # keeps the event loop free while it waits.
+        # keeps the event loop free while it waits, unless the run owns the loop (Agent.run).
         body = self.payload(messages, tools, params)
         loop = asyncio.get_running_loop()
+        inline = exclusive_loop.get()
         for attempt in range(self.retries + 1):
             try:
+                if inline:
+                    return self._post(body)
                 return await loop.run_in_executor(self._executor(), self._post, body)
             except EngineError as exc:
                 if not exc.retryable or attempt == self.retries:

