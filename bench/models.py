@@ -90,7 +90,8 @@ def main() -> None:
         f"Bundled models on this machine ({os.cpu_count()} CPU threads, greedy decoding, "
         "`python bench/models.py`)",
         "",
-        "| model | GGUF size | load s | prompt tok/s | decode tok/s | median s/task | tool tasks passed |",
+        "| model | GGUF size | load s | prompt tok/s | decode tok/s | median s/task "
+        "| tool tasks passed |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for spec, load_s, pre, dec, lat, passed in rows:
