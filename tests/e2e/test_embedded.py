@@ -1,4 +1,4 @@
-"""The real embedded model (Qwen2.5-Coder-0.5B-Instruct via llama.cpp), greedy decoding."""
+"""The real embedded model (Qwen2.5-Coder-1.5B-Instruct via llama.cpp), greedy decoding."""
 
 from __future__ import annotations
 
@@ -8,20 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from lar import Agent, tool
+
+def _readme_block(heading: str) -> str:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.split(heading, 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
 
 
 def test_python_api_example_from_the_readme(lar_home: Path) -> None:
-    @tool
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    result = Agent(tools=[add]).run("What is 1234 + 4321?")  # embedded default model
-    assert "5555" in result.text
-    assert [(c.name, c.arguments, c.result) for c in result.tool_calls] == [
-        ("add", {"a": 1234, "b": 4321}, 5555)
-    ]
+    namespace: dict[str, object] = {}
+    exec(compile(_readme_block("### Python API"), "README.md", "exec"), namespace)  # noqa: S102
+    result = namespace["result"]
+    assert "5555" in result.text  # type: ignore[attr-defined]
+    calls = [(c.name, c.arguments, c.result) for c in result.tool_calls]  # type: ignore[attr-defined]
+    assert calls == [("add", {"a": 1234, "b": 4321}, 5555)]
 
 
 def test_quickstart_question_reads_a_file_without_confirmation(
