@@ -45,7 +45,7 @@ def test_bad_value_names_file_line_key_and_allowed_values(lar_home: Path) -> Non
         load_config()
     msg = str(info.value)
     assert msg.startswith(f"{path}:3: models.0.engine:")
-    assert "'llamacpp' or 'openai'" in msg and "'ollama'" in msg
+    assert "unknown engine 'ollama'; allowed: llamacpp, openai" in msg
 
 
 def test_unknown_key_lists_allowed_keys(lar_home: Path) -> None:
@@ -108,3 +108,26 @@ def test_empty_file_is_defaults(lar_home: Path) -> None:
 
 def test_config_is_keyword_validated() -> None:
     assert LarConfig().tools.allowlist is None
+
+
+def test_plugin_engine_kinds_are_configurable(lar_home: Path) -> None:
+    from lar import Agent
+    from lar.engines.base import EngineRegistry
+    from lar.engines.scripted import ScriptedEngine
+
+    made: list[dict[str, object]] = []
+
+    def factory(cfg, config, progress):  # type: ignore[no-untyped-def]
+        made.append(cfg.options)
+        return ScriptedEngine([f"echo from {cfg.name}"], name=cfg.name)
+
+    EngineRegistry.add("echo", factory)
+    try:
+        write(lar_home, "model: e\nmodels:\n  - {name: e, engine: echo, options: {loud: true}}\n")
+        with Agent() as agent:
+            assert agent.run("hi").text == "echo from e"
+        assert made == [{"loud": True}]
+    finally:
+        EngineRegistry.remove("echo")
+    with pytest.raises(ConfigError, match="unknown engine 'echo'; allowed: llamacpp, openai"):
+        load_config()

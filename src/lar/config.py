@@ -21,6 +21,7 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
@@ -48,7 +49,8 @@ class ModelConfig(_Strict):
     """One model Lar can use: embedded (``llamacpp``) or any OpenAI-compatible endpoint."""
 
     name: str = Field(min_length=1)
-    engine: Literal["llamacpp", "openai"]
+    engine: str
+    """llamacpp, openai, or a kind a plugin registered."""
     path: str | None = None
     """llamacpp: a GGUF file; empty means a bundled model (``package``)."""
     package: Literal["qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct"] | None = None
@@ -64,6 +66,20 @@ class ModelConfig(_Strict):
     timeout_s: float = Field(120.0, gt=0)
     retries: int = Field(2, ge=0, le=10)
     track: Literal["auto", "native", "protocol"] = "auto"
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Free-form settings for a plugin engine."""
+
+    @field_validator("engine")
+    @classmethod
+    def _known_engine(cls, value: str) -> str:
+        from lar.engines.base import EngineRegistry
+        from lar.engines.factory import engine_for  # noqa: F401 - registers the built-in kinds
+
+        if not EngineRegistry.contains(value):
+            raise ValueError(
+                f"unknown engine {value!r}; allowed: {', '.join(EngineRegistry.keys())}"
+            )
+        return value
 
     @model_validator(mode="after")
     def _engine_fields(self) -> ModelConfig:

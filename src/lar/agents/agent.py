@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lar.agents.loop import DEFAULT_SYSTEM_PROMPT, LoopSettings, Track, run_loop
-from lar.config import LarConfig, ModelConfig, load_config
+from lar.config import LarConfig, load_config
 from lar.engines.base import Engine, exclusive_loop
 from lar.engines.catalog import lookup
+from lar.engines.factory import build_engine
 from lar.errors import EngineError, LarError
 from lar.tools.base import Tool, ToolContext
 from lar.tools.executor import Approver, ToolExecutor
@@ -29,7 +30,7 @@ from lar.types import (
     Usage,
 )
 
-__all__ = ["Agent", "RunResult", "build_engine", "resolve_track"]
+__all__ = ["Agent", "RunResult", "resolve_track"]
 
 Progress = Callable[[int, int], None]
 
@@ -44,58 +45,6 @@ class RunResult:
     turns: int
     events: list[Event] = field(default_factory=list)
     error: str | None = None
-
-
-def _engine_for(cfg: ModelConfig, config: LarConfig, progress: Progress | None) -> Engine:
-    params: dict[str, Any] = {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens}
-    if cfg.engine == "llamacpp":
-        from lar.engines.llamacpp import LlamaCppEngine
-
-        if cfg.path:
-            path = Path(cfg.path).expanduser()
-            name = cfg.name if cfg.name != "default" else path.stem
-        else:
-            from lar.engines.default_model import DEFAULT_MODEL, MODEL_PACKAGES, ensure_model
-
-            spec = MODEL_PACKAGES[cfg.package or DEFAULT_MODEL.name]
-            path = ensure_model(config.models_dir, spec, progress=progress)
-            name = spec.name
-        return LlamaCppEngine(
-            path=path,
-            name=name,
-            n_ctx=cfg.n_ctx,
-            threads=cfg.threads,
-            timeout_s=max(cfg.timeout_s, 300.0),
-            defaults=params,
-        )
-    from lar.engines.openai_http import OpenAIEngine
-
-    assert cfg.base_url is not None  # ModelConfig's validator guarantees it
-    return OpenAIEngine(
-        base_url=cfg.base_url,
-        model=cfg.model or cfg.name,
-        name=cfg.name,
-        api_key=cfg.api_key.get_secret_value() if cfg.api_key else None,
-        timeout_s=cfg.timeout_s,
-        retries=cfg.retries,
-        defaults=params,
-    )
-
-
-def build_engine(
-    config: LarConfig, model: str | None = None, progress: Progress | None = None
-) -> Engine:
-    """The configured model, wrapped in failover when ``fallbacks`` are configured."""
-    name = model or config.model
-    primary = _engine_for(config.model_named(name), config, progress)
-    fallbacks = [f for f in config.fallbacks if f != name] if model is None else []
-    if not fallbacks:
-        return primary
-    from lar.engines.failover import FailoverEngine
-
-    return FailoverEngine(
-        [primary, *(_engine_for(config.model_named(f), config, progress) for f in fallbacks)]
-    )
 
 
 def resolve_track(engine: Engine, requested: str | None) -> Track:

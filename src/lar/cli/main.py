@@ -69,9 +69,11 @@ def _make_agent(
 ) -> Any:
     from lar.agents.agent import Agent
     from lar.config import load_config
+    from lar.registry import load_plugins
     from lar.tools.builtin import builtin_tools
     from lar.tools.discovery import discover_tools
 
+    load_plugins()  # before the config: plugins may add engine kinds and tools
     config = load_config()
     if track not in (None, "auto", "native", "protocol"):
         raise LarError(f"--track must be auto, native or protocol (got {track!r})")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -12,9 +12,11 @@ from lar.registry import Registry
 from lar.types import Message, ModelResponse
 
 if TYPE_CHECKING:
+    from lar.config import LarConfig, ModelConfig
+    from lar.engines.default_model import Progress
     from lar.tools.base import Tool
 
-__all__ = ["Engine", "StreamChunk", "EngineRegistry", "exclusive_loop"]
+__all__ = ["Engine", "StreamChunk", "EngineRegistry", "EngineFactory", "exclusive_loop"]
 
 exclusive_loop: ContextVar[bool] = ContextVar("lar_exclusive_loop", default=False)
 """True while a run owns its event loop outright (``Agent.run``): nothing else can be scheduled
@@ -57,5 +59,9 @@ class Engine(ABC):
         """Release connections; engines without resources need not override this."""
 
 
-class EngineRegistry(Registry[type[Engine]]):
+EngineFactory = Callable[["ModelConfig", "LarConfig", "Progress | None"], Engine]
+"""Builds an engine from one ``models:`` entry; plugins register theirs under a new key."""
+
+
+class EngineRegistry(Registry[EngineFactory]):
     kind = "engine"

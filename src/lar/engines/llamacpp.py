@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lar.engines.base import Engine, EngineRegistry, StreamChunk
+from lar.engines.base import Engine, StreamChunk
 from lar.engines.openai_http import OpenAIEngine
 from lar.errors import EngineError
 from lar.types import Message, ModelResponse
@@ -69,7 +69,6 @@ def default_threads() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-@EngineRegistry.register("llamacpp")
 class LlamaCppEngine(Engine):
     kind = "llamacpp"
 

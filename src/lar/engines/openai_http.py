@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from lar.calling.native import decode_arguments
-from lar.engines.base import Engine, EngineRegistry, StreamChunk, exclusive_loop
+from lar.engines.base import Engine, StreamChunk, exclusive_loop
 from lar.errors import EngineError
 from lar.types import Message, ModelResponse, Timings, ToolCall, Usage
 
@@ -58,7 +58,6 @@ def _error_text(response: httpx.Response) -> str:
     return str(data)[:300]
 
 
-@EngineRegistry.register("openai")
 class OpenAIEngine(Engine):
     kind = "openai"
 
