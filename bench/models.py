@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _report import write_section
+
 from lar import Agent, tool
 from lar.config import LarConfig
 from lar.engines.default_model import DEFAULT_MODEL, TINY_MODEL, ensure_model
@@ -24,7 +26,6 @@ from lar.engines.llamacpp import LlamaCppEngine
 from lar.tools.builtin import builtin_tools
 from lar.types import ModelCalled
 
-ROOT = Path(__file__).resolve().parent.parent
 TASKS = [
     ("What is 1234 + 4321?", "5555"),
     ("What is 1234 + 4321? Then add 10 to that.", "5565"),
@@ -102,15 +103,7 @@ def main() -> None:
     table = "\n".join(lines)
     print(table)
     if not args.no_write:
-        path = ROOT / "BENCHMARKS.md"
-        start, end = "<!-- models:start -->", "<!-- models:end -->"
-        text = path.read_text() if path.exists() else "# Benchmarks\n"
-        block = f"{start}\n{table}\n{end}"
-        if start in text:
-            text = text[: text.index(start)] + block + text[text.index(end) + len(end) :]
-        else:
-            text = text.rstrip() + "\n\n" + block + "\n"
-        path.write_text(text)
+        write_section("models", table)
 
 
 if __name__ == "__main__":

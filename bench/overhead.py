@@ -21,11 +21,10 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
+from _report import write_section
 
-ROOT = Path(__file__).resolve().parent.parent
 SERVER = """
 import sys, time
 from lar.testing import MockOpenAIServer, text_reply, tool_call_reply
@@ -122,18 +121,6 @@ def import_time(samples: int = 10) -> float:
     return statistics.median(times), statistics.median(base)  # type: ignore[return-value]
 
 
-def write(table: str) -> None:
-    path = ROOT / "BENCHMARKS.md"
-    start, end = "<!-- overhead:start -->", "<!-- overhead:end -->"
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    block = f"{start}\n{table}\n{end}"
-    if start in text:
-        text = text[: text.index(start)] + block + text[text.index(end) + len(end) :]
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    path.write_text(text)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
@@ -206,7 +193,7 @@ def main() -> None:
     table = "\n".join(lines)
     print(table)
     if not args.no_write:
-        write(table)
+        write_section("overhead", table)
 
 
 if __name__ == "__main__":

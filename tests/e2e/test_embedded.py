@@ -24,32 +24,29 @@ def test_python_api_example_from_the_readme(lar_home: Path) -> None:
     assert calls == [("add", {"a": 1234, "b": 4321}, 5555)]
 
 
+def lar_run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lar", "run", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+
+
 def test_quickstart_question_reads_a_file_without_confirmation(
     lar_home: Path, tmp_path: Path
 ) -> None:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0.3.7"\n')
-    out = subprocess.run(
-        [sys.executable, "-m", "lar", "run", "What version does pyproject.toml declare?"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
+    out = lar_run("What version does pyproject.toml declare?", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "0.3.7" in out.stdout
     assert 'tool: file_read(path="pyproject.toml"' in out.stderr
 
 
 def test_cli_run_uses_code_run_and_answers(lar_home: Path, tmp_path: Path) -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "lar", "run", "--yes", "What is 1234 * 5678? Use code_run."],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
+    out = lar_run("--yes", "What is 1234 * 5678? Use code_run.", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "7006652" in out.stdout
     assert "tool: code_run(" in out.stderr and " ok, " in out.stderr
