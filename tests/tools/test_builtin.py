@@ -116,3 +116,10 @@ def test_working_checkpoint(ctx: ToolContext) -> None:
     assert ctx.state[CHECKPOINT_KEY] == "goal: x"
     assert "clipped" in update_working_checkpoint("z" * 2000, ctx)
     assert len(ctx.state[CHECKPOINT_KEY]) == 1000
+
+
+def test_code_run_refuses_hard_line_commands(ctx: ToolContext) -> None:
+    marker = ctx.workspace / "ran"
+    with pytest.raises(PermissionError, match="refused, never run: removes the root or home"):
+        run_code(ctx, f"touch {marker}; rm -rf ~", language="shell")
+    assert not marker.exists()

@@ -13,6 +13,7 @@ import sys
 from typing import Literal
 
 from lar.tools.base import ToolContext, tool
+from lar.tools.danger import assess
 
 __all__ = ["code_run"]
 
@@ -71,6 +72,10 @@ async def code_run(
         timeout_s: Seconds before the run is killed (1-50).
     """
     timeout_s = max(1, min(int(timeout_s), 50))
+    verdict = assess(code, workspace=ctx.workspace)
+    if verdict.level == "refuse":
+        # Hard line (B3): no confirmation, not even --yes, makes these acceptable.
+        raise PermissionError("refused, never run: " + "; ".join(verdict.reasons))
     argv = (
         [sys.executable, "-c", _NOTEBOOK_RUNNER, code]
         if language == "python"
