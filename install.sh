@@ -26,6 +26,18 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libgomp.so.1'; then
   fi
 fi
 
+# bubblewrap isolates the code the model runs (namespaces, read-only system, hidden home).
+# Without it Lar still runs, with rlimits only; `lar doctor` will say which level is active.
+if ! command -v bwrap >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "installing bubblewrap (sandbox for code the model runs)…"
+    apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null
+  else
+    echo "warning: bubblewrap is not installed; code will run with rlimits only" >&2
+    echo "         (Debian/Ubuntu: sudo apt-get install bubblewrap)" >&2
+  fi
+fi
+
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 echo "installing Lar, the embedded engine and the default model (about 1.2 GB)…"

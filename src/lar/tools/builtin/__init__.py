@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lar.tools.base import Tool, ToolRegistry
-from lar.tools.builtin.code import code_run
+from lar.tools.builtin.code import code_run, shell
 from lar.tools.builtin.files import file_patch, file_read, file_write
 from lar.tools.builtin.interaction import ask_user, update_working_checkpoint
 
@@ -14,6 +14,7 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     file_write,
     file_patch,
     code_run,
+    shell,
     ask_user,
     update_working_checkpoint,
 )

@@ -1,21 +1,18 @@
-"""code_run (B1): Python or shell in a subprocess with a timeout.
+"""code_run and shell (B1): code runs in the sandbox (lar.tools.sandbox), never in Lar's process.
 
-This is the plain first version: a separate process group killed whole on timeout, output
-truncated. Sandboxing (scrubbed env, rlimits, namespaces) arrives with the sandbox issue.
+Hard-line commands (B3) are refused before anything starts; the sandbox contains the rest.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
-import signal
 import sys
 from typing import Literal
 
 from lar.tools.base import ToolContext, tool
 from lar.tools.danger import assess
+from lar.tools.sandbox import SandboxPolicy, run_sandboxed
 
-__all__ = ["code_run"]
+__all__ = ["code_run", "shell"]
 
 _MAX_OUTPUT = 8000
 
@@ -33,26 +30,6 @@ if last is not None:
     if value is not None:
         print(repr(value))
 """
-
-
-async def _read_capped(stream: asyncio.StreamReader | None, limit: int) -> tuple[bytes, int]:
-    """Read everything (so the child never blocks on a full pipe) but keep only ``limit`` bytes."""
-    if stream is None:
-        return b"", 0
-    kept = bytearray()
-    total = 0
-    while chunk := await stream.read(65536):
-        total += len(chunk)
-        if len(kept) < limit:
-            kept.extend(chunk[: limit - len(kept)])
-    return bytes(kept), total
-
-
-def _fmt(name: str, data: bytes, total: int) -> str:
-    text = data.decode("utf-8", errors="replace")
-    if total > len(data):
-        text += f"\n[{name} truncated: {total - len(data)} more bytes]"
-    return text
 
 
 @tool(permission="confirm", timeout_s=60)
@@ -81,40 +58,26 @@ async def code_run(
         if language == "python"
         else ["/bin/sh", "-c", code]
     )
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=ctx.workspace,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
+    result = await run_sandboxed(
+        argv, SandboxPolicy(workspace=ctx.workspace, timeout_s=timeout_s, max_output=_MAX_OUTPUT)
     )
-    readers = asyncio.gather(
-        _read_capped(proc.stdout, _MAX_OUTPUT), _read_capped(proc.stderr, _MAX_OUTPUT)
-    )
-    timed_out = False
-    try:
-        (out, out_total), (err, err_total) = await asyncio.wait_for(readers, timeout_s)
-        await asyncio.wait_for(proc.wait(), 5)
-    except TimeoutError:
-        timed_out = True
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        await proc.wait()
-        out, out_total, err, err_total = b"", 0, b"", 0
-    finally:
-        if proc.returncode is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    if timed_out:
+    if result.timed_out:
         return f"exit_code: killed after {timeout_s}s timeout"
-    parts = [f"exit_code: {proc.returncode}"]
-    if out_total:
-        parts.append("stdout:\n" + _fmt("stdout", out, out_total).rstrip())
-    if err_total:
-        parts.append("stderr:\n" + _fmt("stderr", err, err_total).rstrip())
+    parts = [f"exit_code: {result.exit_code}"]
+    if result.stdout:
+        parts.append("stdout:\n" + result.stdout.rstrip())
+    if result.stderr:
+        parts.append("stderr:\n" + result.stderr.rstrip())
     return "\n".join(parts)
+
+
+@tool(permission="confirm", timeout_s=60)
+async def shell(command: str, ctx: ToolContext, timeout_s: int = 10) -> str:
+    """Run a shell command in the workspace and return its exit code and output.
+
+    Args:
+        command: The command line.
+        timeout_s: Seconds before it is killed (1-50).
+    """
+    text = await code_run.fn(command, ctx, language="shell", timeout_s=timeout_s)
+    return str(text)

@@ -13,8 +13,15 @@ _MAX_LINES = 400
 
 
 def _resolve(ctx: ToolContext, path: str) -> Path:
+    """The path inside the workspace, symlinks followed; anything that leads out is refused."""
     p = Path(path).expanduser()
-    return p if p.is_absolute() else ctx.workspace / p
+    root = ctx.workspace.resolve()
+    target = (p if p.is_absolute() else root / p).resolve()
+    if target != root and root not in target.parents:
+        raise PermissionError(
+            f"{path!r} is outside the workspace ({root}); file tools only work inside it"
+        )
+    return target
 
 
 @tool

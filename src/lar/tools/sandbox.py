@@ -1,0 +1,256 @@
+"""The sandbox for code the model runs (B2).
+
+Every run gets: the workspace as its only writable directory, a scrubbed environment, rlimits
+(CPU seconds, address space, file size, no core dumps), a wall-clock limit that kills the whole
+process group, capped output, and no network unless the policy allows it. How much more the
+machine offers decides the isolation level, reported by ``isolation_level()`` and on every result:
+
+- ``bubblewrap``: ``bwrap`` with new user, PID, IPC, UTS and network namespaces, all capabilities
+  dropped, the system read-only, the home directory and denied paths hidden, a private /tmp;
+- ``rlimits``: no bwrap; only the limits above apply (say so to the user).
+
+Where the pids cgroup is writable (root on cgroup v1), a process cap (fork bombs) is added: as
+root, RLIMIT_NPROC is not enforced by the kernel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["SandboxPolicy", "SandboxResult", "isolation_level", "run_sandboxed", "Level"]
+
+Level = Literal["bubblewrap", "rlimits"]
+_PIDS_ROOT = Path("/sys/fs/cgroup/pids")
+
+# Runs first inside the new process: apply limits, join the pids cgroup, then exec the command.
+_LAUNCHER = """
+import json, os, resource, sys
+cfg = json.loads(sys.argv[1])
+for name, value in cfg["limits"].items():
+    resource.setrlimit(getattr(resource, name), (value, value))
+if cfg.get("cgroup"):
+    with open(cfg["cgroup"] + "/cgroup.procs", "w") as f:
+        f.write(str(os.getpid()))
+os.execvpe(sys.argv[2], sys.argv[2:], cfg["env"])
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPolicy:
+    workspace: Path
+    timeout_s: float = 10.0
+    cpu_s: int = 10
+    memory_mb: int = 1024
+    file_size_mb: int = 64
+    max_procs: int = 64
+    max_output: int = 8000
+    network: bool = False
+    denied_paths: tuple[Path, ...] = ()
+
+
+@dataclass(slots=True)
+class SandboxResult:
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    level: Level
+    truncated: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+@cache
+def isolation_level() -> Level:
+    """The strongest isolation this machine offers (probed once per process)."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "rlimits"
+    probe = [bwrap, "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "--", "/bin/true"]
+    try:
+        ok = subprocess.run(probe, capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    return "bubblewrap" if ok else "rlimits"
+
+
+def _env(policy: SandboxPolicy) -> dict[str, str]:
+    """Nothing from Lar's environment (API keys live there); only what programs need."""
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(policy.workspace),
+        "LANG": "C.UTF-8",
+        "TMPDIR": "/tmp",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+def _bwrap_args(policy: SandboxPolicy) -> list[str]:
+    ws = str(policy.workspace)
+    args = [
+        "bwrap",
+        "--unshare-all",
+        "--unshare-user",
+        "--cap-drop",
+        "ALL",
+        "--die-with-parent",
+        "--new-session",
+    ]
+    if policy.network:
+        args += ["--share-net", "--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"]
+    for d in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64"):
+        args += ["--ro-bind-try", d, d]
+    for f in (
+        "ld.so.cache",
+        "alternatives",
+        "ssl",
+        "passwd",
+        "group",
+        "nsswitch.conf",
+        "localtime",
+        "mime.types",
+    ):
+        args += ["--ro-bind-try", f"/etc/{f}", f"/etc/{f}"]
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    home = Path.home()
+    args += ["--tmpfs", str(home)]
+    # The interpreter may live under the (now hidden) home directory, e.g. pyenv.
+    for prefix in {sys.base_prefix, sys.prefix}:
+        args += ["--ro-bind", prefix, prefix]
+    args += ["--bind", ws, ws]
+    for denied in policy.denied_paths:
+        if denied.is_dir():
+            args += ["--tmpfs", str(denied)]
+        elif denied.exists():
+            args += ["--ro-bind", "/dev/null", str(denied)]
+    args += ["--chdir", ws, "--"]
+    return args
+
+
+def _limits(policy: SandboxPolicy) -> dict[str, int]:
+    return {
+        "RLIMIT_CPU": policy.cpu_s,
+        "RLIMIT_AS": policy.memory_mb * 1024 * 1024,
+        "RLIMIT_FSIZE": policy.file_size_mb * 1024 * 1024,
+        "RLIMIT_CORE": 0,
+        "RLIMIT_NPROC": policy.max_procs,  # enforced for non-root users only
+    }
+
+
+def _make_cgroup(policy: SandboxPolicy) -> Path | None:
+    if not os.access(_PIDS_ROOT, os.W_OK):
+        return None
+    group = _PIDS_ROOT / f"lar-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        group.mkdir()
+        (group / "pids.max").write_text(str(policy.max_procs))
+    except OSError:
+        return None
+    return group
+
+
+def _drop_cgroup(group: Path | None) -> None:
+    if group is None:
+        return
+    for _ in range(50):
+        try:
+            pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
+        except OSError:
+            pids = []
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            group.rmdir()
+            return
+        except OSError:
+            continue
+
+
+async def _read_capped(stream: asyncio.StreamReader | None, limit: int) -> tuple[bytes, int]:
+    """Read everything (so the child never blocks on a full pipe) but keep only ``limit`` bytes."""
+    if stream is None:
+        return b"", 0
+    kept = bytearray()
+    total = 0
+    while chunk := await stream.read(65536):
+        total += len(chunk)
+        if len(kept) < limit:
+            kept.extend(chunk[: limit - len(kept)])
+    return bytes(kept), total
+
+
+def _text(name: str, data: bytes, total: int) -> tuple[str, bool]:
+    text = data.decode("utf-8", errors="replace")
+    if total > len(data):
+        return text + f"\n[{name} truncated: {total - len(data)} more bytes]", True
+    return text, False
+
+
+async def run_sandboxed(argv: list[str], policy: SandboxPolicy) -> SandboxResult:
+    """Run ``argv`` inside the sandbox; never raises for what the program does."""
+    level = isolation_level()
+    policy.workspace.mkdir(parents=True, exist_ok=True)
+    env = _env(policy)
+    group = _make_cgroup(policy)
+    cfg = {"limits": _limits(policy), "env": env, "cgroup": str(group) if group else None}
+    command = (_bwrap_args(policy) if level == "bubblewrap" else []) + argv
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        _LAUNCHER,
+        json.dumps(cfg),
+        *command,
+        cwd=policy.workspace,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    readers = asyncio.gather(
+        _read_capped(proc.stdout, policy.max_output), _read_capped(proc.stderr, policy.max_output)
+    )
+    timed_out = False
+    try:
+        (out, out_total), (err, err_total) = await asyncio.wait_for(readers, policy.timeout_s)
+        await asyncio.wait_for(proc.wait(), 5)
+    except TimeoutError:
+        timed_out = True
+        out, out_total, err, err_total = b"", 0, b"", 0
+    finally:
+        if proc.returncode is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        _drop_cgroup(group)
+        if proc.returncode is None:
+            await proc.wait()
+        if not readers.done():
+            readers.cancel()
+    stdout, t1 = _text("stdout", out, out_total)
+    stderr, t2 = _text("stderr", err, err_total)
+    notes = [] if group else ["no process cap (pids cgroup not writable)"]
+    return SandboxResult(
+        exit_code=None if timed_out else proc.returncode,
+        stdout=stdout,
+        stderr=stderr,
+        timed_out=timed_out,
+        level=level,
+        truncated=t1 or t2,
+        notes=notes,
+    )

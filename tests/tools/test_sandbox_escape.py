@@ -1,0 +1,270 @@
+"""Sandbox escape suite (issue 3, Must show 1): attacks made through the model-facing tools.
+
+Each test is one attempt, made exactly as a model would make it (a tool call through the
+executor), and asserts that it was contained.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from lar.tools.base import ToolContext
+from lar.tools.builtin import builtin_tools
+from lar.tools.executor import ToolExecutor
+from lar.tools.sandbox import isolation_level
+from lar.types import ToolCall, ToolResult
+
+SECRET_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nplanted-secret-key-material\n"
+ENV_SECRET = "sk-escape-suite-0123456789abcdef"
+
+if isolation_level() != "bubblewrap":
+    if os.environ.get("CI"):
+        raise RuntimeError("CI must run the sandbox escape suite: install bubblewrap (install.sh)")
+    pytest.skip("bubblewrap is not installed: isolation level is rlimits", allow_module_level=True)
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(SECRET_KEY)
+    lar_home = home / ".lar"
+    lar_home.mkdir()
+    (lar_home / "config.yaml").write_text(f"api_key: {ENV_SECRET}\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("outside-secret")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("LAR_HOME", str(lar_home))
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_SECRET)
+    return {"home": home, "outside": outside, "ws": ws, "lar_home": lar_home}
+
+
+def call(env: dict[str, Path], name: str, **args: object) -> ToolResult:
+    executor = ToolExecutor(builtin_tools(), approver=lambda c, t: True)
+    ctx = ToolContext(workspace=env["ws"])
+    try:
+        return asyncio.run(executor.run(ToolCall("c", name, dict(args)), ctx))
+    finally:
+        executor.close()
+
+
+def py(env: dict[str, Path], code: str, timeout_s: int = 10) -> str:
+    return call(env, "code_run", code=code, timeout_s=timeout_s).content
+
+
+def sh(env: dict[str, Path], command: str, timeout_s: int = 10) -> str:
+    return call(env, "shell", command=command, timeout_s=timeout_s).content
+
+
+# --- secrets -----------------------------------------------------------------------------------
+
+
+def test_python_cannot_read_the_planted_ssh_key(env: dict[str, Path]) -> None:
+    out = py(env, "import os\nprint(open(os.path.expanduser('~/.ssh/id_rsa')).read())")
+    assert "planted-secret" not in out and "exit_code: 1" in out
+
+
+def test_shell_cannot_read_the_ssh_key_by_absolute_path(env: dict[str, Path]) -> None:
+    out = sh(env, f"cat {env['home']}/.ssh/id_rsa")
+    assert "planted-secret" not in out
+
+
+def test_file_read_refuses_the_ssh_key(env: dict[str, Path]) -> None:
+    r = call(env, "file_read", path="~/.ssh/id_rsa")
+    assert not r.ok and "outside the workspace" in r.content and "planted" not in r.content
+
+
+def test_file_read_refuses_parent_traversal(env: dict[str, Path]) -> None:
+    r = call(env, "file_read", path="../outside/secret.txt")
+    assert not r.ok and "outside-secret" not in r.content
+
+
+def test_environment_secrets_are_scrubbed(env: dict[str, Path]) -> None:
+    out = py(env, "import os\nprint(dict(os.environ))")
+    assert ENV_SECRET not in out and "OPENAI_API_KEY" not in out
+
+
+def test_proc_environ_of_pid1_holds_no_secret(env: dict[str, Path]) -> None:
+    out = sh(env, "cat /proc/1/environ; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'")
+    assert ENV_SECRET not in out
+
+
+def test_lar_config_is_not_visible(env: dict[str, Path]) -> None:
+    out = sh(env, f"cat {env['lar_home']}/config.yaml")
+    assert ENV_SECRET not in out
+
+
+def test_host_processes_are_not_visible(env: dict[str, Path]) -> None:
+    out = sh(env, f"cat /proc/{os.getpid()}/environ")
+    assert ENV_SECRET not in out
+    assert "exit_code: 1" in out
+
+
+def test_the_repository_is_not_visible(env: dict[str, Path]) -> None:
+    out = sh(env, f"ls {Path(__file__).parent}")
+    assert "test_sandbox_escape.py" not in out
+
+
+# --- writes --------------------------------------------------------------------------------------
+
+
+def test_file_write_refuses_outside_the_workspace(env: dict[str, Path]) -> None:
+    r = call(env, "file_write", path="../outside/pwned.txt", content="x")
+    assert not r.ok and not (env["outside"] / "pwned.txt").exists()
+
+
+def test_file_write_refuses_absolute_paths_outside(env: dict[str, Path]) -> None:
+    target = env["outside"] / "abs.txt"
+    r = call(env, "file_write", path=str(target), content="x")
+    assert not r.ok and not target.exists()
+
+
+def test_symlink_escape_through_file_write(env: dict[str, Path]) -> None:
+    (env["ws"] / "link").symlink_to(env["outside"])
+    r = call(env, "file_write", path="link/pwned.txt", content="x")
+    assert not r.ok and "outside the workspace" in r.content
+    assert not (env["outside"] / "pwned.txt").exists()
+
+
+def test_symlink_escape_through_file_patch(env: dict[str, Path]) -> None:
+    (env["ws"] / "s.txt").symlink_to(env["outside"] / "secret.txt")
+    r = call(env, "file_patch", path="s.txt", old="outside-secret", new="owned")
+    assert not r.ok
+    assert (env["outside"] / "secret.txt").read_text() == "outside-secret"
+
+
+def test_code_cannot_write_outside_through_a_symlink(env: dict[str, Path]) -> None:
+    sh(env, f"ln -s {env['outside']} out; echo x > out/pwned.txt")
+    assert not (env["outside"] / "pwned.txt").exists()
+
+
+def test_code_cannot_write_to_system_directories(env: dict[str, Path]) -> None:
+    out = sh(env, "echo x > /usr/pwned; echo x > /etc/pwned; echo done")
+    assert not Path("/usr/pwned").exists() and not Path("/etc/pwned").exists()
+    assert "done" in out
+
+
+def test_tmp_writes_stay_private(env: dict[str, Path]) -> None:
+    marker = f"lar-escape-{os.getpid()}"
+    sh(env, f"echo x > /tmp/{marker}")
+    assert not Path(f"/tmp/{marker}").exists()
+
+
+def test_file_size_is_capped(env: dict[str, Path]) -> None:
+    sh(env, "head -c 200000000 /dev/zero > big.bin", timeout_s=30)
+    big = env["ws"] / "big.bin"
+    assert big.exists() and big.stat().st_size <= 64 * 1024 * 1024
+
+
+# --- network -----------------------------------------------------------------------------------
+
+
+def test_no_connection_to_a_loopback_port(env: dict[str, Path]) -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    server.settimeout(0.5)
+    port = server.getsockname()[1]
+    accepted: list[object] = []
+
+    def accept() -> None:
+        try:
+            accepted.append(server.accept())
+        except OSError:
+            pass
+
+    t = threading.Thread(target=accept)
+    t.start()
+    out = py(env, f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2)")
+    t.join()
+    server.close()
+    assert accepted == [] and "exit_code: 1" in out
+
+
+def test_no_outside_network(env: dict[str, Path]) -> None:
+    out = py(env, "import socket\nsocket.create_connection(('192.0.2.1', 80), timeout=2)")
+    assert "exit_code: 1" in out and ("unreachable" in out or "Errno" in out)
+
+
+# --- resources -----------------------------------------------------------------------------------
+
+
+def test_fork_bomb_is_refused_before_it_runs(env: dict[str, Path]) -> None:
+    r = call(env, "shell", command=":(){ :|:& };:")
+    assert not r.ok and "refused" in r.content and "fork bomb" in r.content
+
+
+def test_disguised_fork_bomb_is_contained(env: dict[str, Path]) -> None:
+    out = sh(env, "bomb() { bomb | bomb & }; bomb; sleep 3", timeout_s=5)
+    assert out.startswith("exit_code:")
+    # the host still forks normally afterwards
+    assert "ok" in sh(env, "echo ok")
+
+
+def test_memory_bomb_fails_inside(env: dict[str, Path]) -> None:
+    out = py(env, "x = bytearray(4 * 1024 ** 3)\nprint('allocated')")
+    assert "allocated" not in out and "MemoryError" in out
+
+
+def test_endless_loop_is_killed(env: dict[str, Path]) -> None:
+    out = py(env, "while True:\n    pass", timeout_s=2)
+    assert out == "exit_code: killed after 2s timeout"
+
+
+def test_flood_of_output_is_truncated(env: dict[str, Path]) -> None:
+    r = call(env, "code_run", code="import sys\nsys.stdout.write('y' * 100_000_000)", timeout_s=30)
+    assert "stdout truncated" in r.content or "truncated" in r.content
+    assert len(r.content) < 20_000
+
+
+def test_killing_the_parent_does_not_touch_lar(env: dict[str, Path]) -> None:
+    out = py(env, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nos.kill(1, 9)")
+    assert out.startswith("exit_code:")
+    assert os.getpid() > 0  # this process is still here to assert
+
+
+def test_kill_everything_stays_inside(env: dict[str, Path]) -> None:
+    out = sh(env, "kill -9 -1; echo after")
+    assert out.startswith("exit_code:")
+
+
+def test_background_process_does_not_outlive_the_call(env: dict[str, Path]) -> None:
+    sh(env, "(setsid sh -c 'while true; do echo x >> beat; sleep 0.1; done' &) ; sleep 0.5")
+    beat = env["ws"] / "beat"
+    size = beat.stat().st_size
+    time.sleep(1)
+    assert beat.stat().st_size == size
+
+
+def test_no_capabilities_to_mount(env: dict[str, Path]) -> None:
+    out = sh(env, "mount -t tmpfs none /tmp && echo mounted")
+    assert "mounted" not in out
+
+
+def test_nested_namespace_does_not_reveal_home(env: dict[str, Path]) -> None:
+    out = sh(env, f"unshare -r cat {env['home']}/.ssh/id_rsa")
+    assert "planted-secret" not in out
+
+
+def test_hard_line_delete_is_refused(env: dict[str, Path]) -> None:
+    (env["ws"] / "keep.txt").write_text("keep")
+    r = call(env, "shell", command="rm -rf ~")
+    assert not r.ok and "refused" in r.content
+    assert (env["ws"] / "keep.txt").exists() and (env["home"] / ".ssh" / "id_rsa").exists()
+
+
+def test_suite_size() -> None:
+    attempts = [n for n in globals() if n.startswith("test_") and n != "test_suite_size"]
+    assert len(attempts) >= 25
+    assert json.dumps(attempts)
