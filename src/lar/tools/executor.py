@@ -1,20 +1,23 @@
 """The one chokepoint every tool call passes through (T4, T5, T6, T8, T9).
 
-validate → allowlist → permission → run (timeout) → normalize → clip. Failures never raise into
-the loop: they come back as a ``ToolResult`` whose ``error`` is ``{"error", "detail", "code"}``,
-so the model can read what went wrong and correct itself.
+lookup → allowlist → circuit breaker → validate → permission → run (timeout; network-class
+errors retried) → normalize → clip. Failures never raise into the loop: they come back as a
+``ToolResult`` whose ``error`` is ``{"error", "detail", "code"}``, so the model can read what went
+wrong and correct itself.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
 from lar.tools.base import Tool, ToolArgumentError, ToolContext
+from lar.tools.breaker import CircuitBreaker
 from lar.types import ToolCall, ToolError, ToolResult
 
 __all__ = ["ToolExecutor", "Approver", "DEFAULT_CLIP_CHARS"]
@@ -49,6 +52,9 @@ class ToolExecutor:
         approver: Approver | None = None,
         clip_chars: int = DEFAULT_CLIP_CHARS,
         max_workers: int = 8,
+        breaker: CircuitBreaker | None = None,
+        retries: int = 2,
+        retry_backoff_s: float = 0.2,
     ) -> None:
         self.tools: dict[str, Tool] = {}
         for t in tools:
@@ -58,13 +64,20 @@ class ToolExecutor:
         self.clip_chars = clip_chars
         self._pool: ThreadPoolExecutor | None = None
         self._max_workers = max_workers
+        self.breaker = breaker or CircuitBreaker()
+        self.retries = retries
+        self.retry_backoff_s = retry_backoff_s
 
     def allowed(self, name: str) -> bool:
         return self.allowlist is None or name in self.allowlist
 
     def visible(self) -> list[Tool]:
-        """The tools shown to the model: only allowlisted ones (T8, first layer)."""
-        return [t for t in self.tools.values() if self.allowed(t.name)]
+        """The tools shown to the model: allowlisted (T8, first layer) and not cooling down."""
+        return [
+            t
+            for t in self.tools.values()
+            if self.allowed(t.name) and self.breaker.state(t.name) != "open"
+        ]
 
     @staticmethod
     def _fail(call: ToolCall, code: str, error: str, detail: str) -> ToolResult:
@@ -79,6 +92,15 @@ class ToolExecutor:
             code = "unknown_tool" if tool is None else "not_allowed"
             return self._fail(
                 call, code, f"no tool named {call.name!r}", f"available tools: {names}"
+            )
+        if not self.breaker.allow(tool.name):
+            wait = self.breaker.retry_in(tool.name)
+            return self._fail(
+                call,
+                "circuit_open",
+                f"{tool.name} is unavailable",
+                f"it failed {self.breaker.threshold} times in a row; retry in {wait:.0f}s "
+                "or do without it",
             )
         try:
             kwargs = tool.validate(call.arguments)
@@ -95,8 +117,9 @@ class ToolExecutor:
         if tool.context_param:
             kwargs[tool.context_param] = ctx
         try:
-            value = await self._invoke(tool, kwargs)
+            value = await self._invoke_with_retries(tool, kwargs)
         except TimeoutError:
+            self.breaker.record(tool.name, ok=False)
             return self._fail(
                 call,
                 "timeout",
@@ -104,9 +127,11 @@ class ToolExecutor:
                 f"{tool.name} did not finish in {tool.timeout_s:g}s",
             )
         except Exception as exc:  # a tool's own failure is data for the model, not a crash
+            self.breaker.record(tool.name, ok=False)
             return self._fail(
                 call, "tool_error", f"{tool.name} failed", f"{type(exc).__name__}: {exc}"
             )
+        self.breaker.record(tool.name, ok=True)
         shown = tool.clip(value) if tool.clip else value
         content = clip_text(_to_text(shown), self.clip_chars)
         return ToolResult(call.id, call.name, content, ok=True, value=value)
@@ -115,6 +140,17 @@ class ToolExecutor:
         if tool.permission == "auth":
             return False  # credentials arrive with the permissions issue; never run unauthenticated
         return bool(self.approver and self.approver(call, tool))
+
+    async def _invoke_with_retries(self, tool: Tool, kwargs: dict[str, Any]) -> Any:
+        """Retries only network-class failures; anything else may have had effects already."""
+        for attempt in range(self.retries + 1):
+            try:
+                return await self._invoke(tool, kwargs)
+            except Exception as exc:
+                if attempt == self.retries or not _network_error(exc):
+                    raise
+            await asyncio.sleep(self.retry_backoff_s * (2**attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def _invoke(self, tool: Tool, kwargs: dict[str, Any]) -> Any:
         if tool.is_async:
@@ -129,6 +165,16 @@ class ToolExecutor:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+
+
+def _network_error(exc: BaseException) -> bool:
+    if isinstance(exc, ConnectionError | socket.gaierror):
+        return True
+    try:
+        import httpx
+    except ImportError:  # pragma: no cover - httpx is a dependency
+        return False
+    return isinstance(exc, httpx.TransportError)
 
 
 def tool_names(tools: Sequence[Tool]) -> dict[str, list[str]]:
