@@ -1,0 +1,54 @@
+"""Confirmation in a real terminal (issue 3, Must show 5): `lar chat` driven through a pty."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from lar.testing import MockOpenAIServer, text_reply, tool_call_reply
+
+pexpect = pytest.importorskip("pexpect", reason="pexpect is a dev dependency")
+
+
+def test_chat_asks_and_n_denies_y_runs(lar_home: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    write = tool_call_reply("file_write", {"path": "made.txt", "content": "hello"})
+
+    def after_tool(body: dict) -> dict:  # type: ignore[type-arg]
+        last = body["messages"][-1]["content"]
+        return text_reply("It was denied." if "did not allow" in last else "Written.")
+
+    with MockOpenAIServer([write, after_tool, write, after_tool]) as srv:
+        (lar_home / "config.yaml").write_text(
+            f"model: mock\nmodels:\n  - {{name: mock, engine: openai, base_url: '{srv.url}'}}\n"
+        )
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "lar", "chat"],
+            cwd=str(ws),
+            env={"LAR_HOME": str(lar_home), "PATH": "/usr/bin:/bin", "TERM": "dumb"},
+            encoding="utf-8",
+            timeout=60,
+        )
+        try:
+            child.expect("you> ")
+            child.sendline("write made.txt")
+            child.expect("file_write wants to run: ")
+            child.expect(r"Allow\? \[y/N\] ")
+            child.sendline("n")
+            child.expect("It was denied.")
+            assert not (ws / "made.txt").exists()
+            child.expect("you> ")
+            child.sendline("write it again")
+            child.expect(r"Allow\? \[y/N\] ")
+            child.sendline("y")
+            child.expect("Written.")
+            child.expect("you> ")
+            child.sendline("/exit")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+    assert (ws / "made.txt").read_text() == "hello"
