@@ -38,6 +38,7 @@ __all__ = [
 ]
 
 DEFAULT_MODEL_NAME = "default"
+_SECRET_ENV = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)", re.I)
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -130,6 +131,14 @@ class LarConfig(_Strict):
             return ModelConfig(name=DEFAULT_MODEL_NAME, engine="llamacpp")
         known = ", ".join([DEFAULT_MODEL_NAME, *(m.name for m in self.models)])
         raise ConfigError(f"unknown model {name!r}; known: {known}", key="model")
+
+    def secrets(self, env: Mapping[str, str] | None = None) -> list[str]:
+        """Values that must never appear in output: configured API keys and secret-looking
+        environment variables (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*PASSWORD*``)."""
+        env = os.environ if env is None else env
+        found = [m.api_key.get_secret_value() for m in self.models if m.api_key]
+        found += [v for k, v in env.items() if _SECRET_ENV.search(k) and len(v) >= 8]
+        return found
 
     @property
     def models_dir(self) -> Path:

@@ -16,6 +16,7 @@ from lar.engines.base import Engine, exclusive_loop
 from lar.engines.catalog import lookup
 from lar.engines.factory import build_engine
 from lar.errors import EngineError, LarError
+from lar.redact import Redactor
 from lar.tools.base import Tool, ToolContext
 from lar.tools.executor import Approver, ToolExecutor
 from lar.types import (
@@ -122,6 +123,7 @@ class Agent:
         self.workspace = Path(ws).expanduser().resolve() if ws else Path.cwd()
         self.ask_user = ask_user
         self.state: dict[str, Any] = {}
+        self.redactor = Redactor([*self.config.secrets(), *([api_key] if api_key else [])])
         self._loop: asyncio.AbstractEventLoop | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
 
@@ -138,6 +140,7 @@ class Agent:
         if settings.stream != stream_text:
             settings = LoopSettings(**{**_fields(settings), "stream": stream_text})
         async for event in run_loop(self.engine, self.executor, messages, ctx, settings):
+            event = self.redactor.event(event)
             yield event
 
     async def arun(self, text: str, *, history: list[Message] | None = None) -> RunResult:
