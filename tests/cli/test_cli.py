@@ -141,3 +141,13 @@ def test_user_tools_from_the_tools_directory(lar_home: Path, workspace: Path) ->
     (tools / "broken.py").write_text("import does_not_exist\n")
     out = lar("run", "x", home=lar_home, cwd=workspace)
     assert out.returncode == 1 and "broken.py: cannot load tools: ModuleNotFoundError" in out.stderr
+
+
+def test_doctor_reports_the_sandbox_level(lar_home: Path) -> None:
+    from lar.tools.sandbox import isolation_level
+
+    out = lar("doctor", home=lar_home)
+    assert out.returncode == 0, out.stderr
+    row = next(line for line in out.stdout.splitlines() if "sandbox" in line)
+    assert isolation_level() in row
+    assert "not assembled" in out.stdout and "lar model install" in out.stdout

@@ -234,6 +234,19 @@ def chat(
         raise typer.Exit(2 if type(exc).__name__ == "ConfigError" else 1) from None
 
 
+@app.command()
+def doctor() -> None:
+    """Show what this machine offers Lar: CPU, memory, sandbox level, model."""
+    from lar.cli.doctor import print_doctor
+    from lar.config import load_config
+
+    try:
+        print_doctor(load_config())
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
+
+
 @model_app.command("install")
 def model_install(
     name: Annotated[

@@ -28,7 +28,14 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["SandboxPolicy", "SandboxResult", "isolation_level", "run_sandboxed", "Level"]
+__all__ = [
+    "SandboxPolicy",
+    "SandboxResult",
+    "isolation_level",
+    "process_cap_available",
+    "run_sandboxed",
+    "Level",
+]
 
 Level = Literal["bubblewrap", "rlimits"]
 _PIDS_ROOT = Path("/sys/fs/cgroup/pids")
@@ -82,6 +89,11 @@ def isolation_level() -> Level:
     except (OSError, subprocess.TimeoutExpired):
         ok = False
     return "bubblewrap" if ok else "rlimits"
+
+
+def process_cap_available() -> bool:
+    """Whether runs get a pids-cgroup process cap (root on cgroup v1 with a writable hierarchy)."""
+    return os.access(_PIDS_ROOT, os.W_OK)
 
 
 def _env(policy: SandboxPolicy) -> dict[str, str]:
@@ -149,7 +161,7 @@ def _limits(policy: SandboxPolicy) -> dict[str, int]:
 
 
 def _make_cgroup(policy: SandboxPolicy) -> Path | None:
-    if not os.access(_PIDS_ROOT, os.W_OK):
+    if not process_cap_available():
         return None
     group = _PIDS_ROOT / f"lar-{os.getpid()}-{secrets.token_hex(4)}"
     try:
