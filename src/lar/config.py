@@ -110,6 +110,8 @@ class LarConfig(_Strict):
     agent: AgentSettings = Field(default_factory=AgentSettings)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     home: Path = Field(default_factory=lambda: lar_home(), exclude=True)
+    crash_after: int | None = Field(None, exclude=True)
+    """Tests only (``LAR_TEST_CRASH_AFTER``): SIGKILL the process after that many task steps."""
 
     @model_validator(mode="after")
     def _known_models(self) -> LarConfig:
@@ -244,8 +246,10 @@ def load_config(
     env = os.environ if env is None else env
     home = home or lar_home(env)
     path = path or home / "config.yaml"
+    crash = env.get("LAR_TEST_CRASH_AFTER")
+    extra: dict[str, Any] = {"home": home, "crash_after": int(crash) if crash else None}
     if not path.exists():
-        return LarConfig(home=home)
+        return LarConfig(**extra)
     where = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -260,7 +264,7 @@ def load_config(
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(f"{where}{line}: invalid YAML: {problem}", file=where) from exc
     if data is None:
-        return LarConfig(home=home)
+        return LarConfig(**extra)
     if not isinstance(data, dict):
         raise ConfigError(
             f"{where}:1: the file must be a mapping of keys (model:, models:, agent:, tools:), "
@@ -269,7 +273,7 @@ def load_config(
         )
     data = _interpolate(data, "", env, where)
     try:
-        return LarConfig.model_validate({**data, "home": home})
+        return LarConfig.model_validate({**data, **extra})
     except ValidationError as exc:
         lines = []
         first_key = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import secrets
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lar.agents.loop import DEFAULT_SYSTEM_PROMPT, LoopSettings, Track, run_loop
+from lar.agents.state import TaskRecorder, TaskStore
 from lar.config import LarConfig, load_config
 from lar.engines.base import Engine, exclusive_loop
 from lar.engines.catalog import lookup
@@ -84,6 +86,7 @@ class Agent:
         temperature: float | None = None,
         max_tokens: int | None = None,
         on_model_progress: Progress | None = None,
+        tasks: TaskStore | None = None,
     ) -> None:
         from lar.tools.base import tool as make_tool
 
@@ -123,6 +126,7 @@ class Agent:
         self.workspace = Path(ws).expanduser().resolve() if ws else Path.cwd()
         self.ask_user = ask_user
         self.state: dict[str, Any] = {}
+        self.tasks = tasks
         self.redactor = Redactor([*self.config.secrets(), *([api_key] if api_key else [])])
         self._loop: asyncio.AbstractEventLoop | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
@@ -132,14 +136,50 @@ class Agent:
     async def astream(
         self, text: str, *, history: list[Message] | None = None, stream_text: bool = True
     ) -> AsyncIterator[Event]:
-        """Events for one user message. ``history`` (if given) is extended in place."""
+        """Events for one user message. ``history`` (if given) is extended in place.
+
+        With a task store every step is checkpointed; the run id is the task id.
+        """
         messages = history if history is not None else []
         messages.append(Message("user", text))
-        ctx = ToolContext(workspace=self.workspace, state=self.state, ask_user=self.ask_user)
+        run_id = "t_" + secrets.token_hex(6)
+        recorder = None
+        if self.tasks is not None:
+            self.tasks.create(run_id, text, self.engine.name)
+            recorder = self._recorder(run_id)
+        async for event in self._drive(messages, run_id, recorder, stream_text):
+            yield event
+
+    async def aresume(self, task_id: str, *, stream_text: bool = True) -> AsyncIterator[Event]:
+        """Continue a task from its last checkpoint; completed tool calls are not run again."""
+        if self.tasks is None:
+            raise LarError("resuming needs a task store: Agent(tasks=TaskStore(...))")
+        record = self.tasks.get(task_id)
+        if record.status in ("succeeded", "failed"):
+            raise LarError(f"task {task_id} already ended ({record.status}): {record.result or ''}")
+        history, state = self.tasks.load_checkpoint(task_id)
+        self.state.update(state)
+        async for event in self._drive(history, task_id, self._recorder(task_id), stream_text):
+            yield event
+
+    def _recorder(self, task_id: str) -> TaskRecorder:
+        assert self.tasks is not None
+        return TaskRecorder(self.tasks, task_id, crash_after=self.config.crash_after)
+
+    async def _drive(
+        self,
+        messages: list[Message],
+        run_id: str,
+        recorder: TaskRecorder | None,
+        stream_text: bool,
+    ) -> AsyncIterator[Event]:
+        ctx = ToolContext(
+            workspace=self.workspace, run_id=run_id, state=self.state, ask_user=self.ask_user
+        )
         settings = self.settings
         if settings.stream != stream_text:
             settings = LoopSettings(**{**_fields(settings), "stream": stream_text})
-        async for event in run_loop(self.engine, self.executor, messages, ctx, settings):
+        async for event in run_loop(self.engine, self.executor, messages, ctx, settings, recorder):
             event = self.redactor.event(event)
             yield event
 
@@ -226,8 +266,14 @@ class Agent:
 
     def stream(self, text: str, *, history: list[Message] | None = None) -> Iterator[Event]:
         """Events as they happen (blocking iterator), text deltas included."""
+        return self._iterate(self.astream(text, history=history, stream_text=True))
+
+    def resume(self, task_id: str) -> Iterator[Event]:
+        """Events of a resumed task (blocking iterator)."""
+        return self._iterate(self.aresume(task_id))
+
+    def _iterate(self, agen: AsyncIterator[Event]) -> Iterator[Event]:
         loop = self._event_loop()
-        agen = self.astream(text, history=history, stream_text=True)
 
         async def step() -> Event:
             return await anext(agen)

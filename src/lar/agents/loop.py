@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lar.agents.guard import LoopGuard, call_hash
+from lar.agents.state import Status, TaskRecorder
 from lar.calling.native import extract_calls
 from lar.calling.prompt import (
     ANSWER_MODE_NOTE,
@@ -152,15 +153,44 @@ async def _call_engine(
             yield chunk.response
 
 
+def _pending_calls(history: list[Message]) -> list[ToolCall]:
+    """Calls of the last assistant message that have no result yet (a resumed task)."""
+    for i in range(len(history) - 1, -1, -1):
+        m = history[i]
+        if m.role == "assistant":
+            answered = {h.tool_call_id for h in history[i + 1 :] if h.role == "tool"}
+            return [c for c in m.tool_calls if c.id not in answered]
+        if m.role == "user":
+            return []
+    return []
+
+
+async def _execute(
+    call: ToolCall, executor: ToolExecutor, ctx: ToolContext, recorder: TaskRecorder | None
+) -> ToolResult:
+    """Run one call, recorded before and after, unless a previous process already finished it."""
+    if recorder is not None:
+        done = recorder.completed(call.id)
+        if done is not None:
+            return done  # completed before a crash: never run twice
+        recorder.call_started(call)
+    result = await executor.run(call, ctx)
+    if recorder is not None:
+        recorder.call_done(result)
+    return result
+
+
 async def run_loop(
     engine: Engine,
     executor: ToolExecutor,
     history: list[Message],
     ctx: ToolContext,
     settings: LoopSettings,
+    recorder: TaskRecorder | None = None,
 ) -> AsyncIterator[Event]:
-    """Run one user turn to completion. ``history`` ends with the user's message and is extended
-    in place with the assistant's messages and tool results."""
+    """Run one user turn to completion. ``history`` ends with the user's message (or, when a
+    task is resumed, wherever its checkpoint left it) and is extended in place with the
+    assistant's messages and tool results. With a ``recorder`` every step is checkpointed."""
     run_id = ctx.run_id or "run_" + secrets.token_hex(6)
     ctx.run_id = run_id
     started = time.perf_counter()
@@ -171,6 +201,17 @@ async def run_loop(
     usage = Usage()
     completed: dict[str, ToolResult] = {}  # call hash → result, this run
     answer_mode = False
+    if recorder is not None:
+        recorder.status("running")
+    for call in _pending_calls(history):
+        yield ToolCallStarted(call)
+        t0 = time.perf_counter()
+        result = await _execute(call, executor, ctx, recorder)
+        completed[call_hash(call)] = result
+        yield ToolCallFinished(result, _ms(t0))
+        history.append(Message("tool", result.content, tool_call_id=call.id, name=call.name))
+        if recorder is not None:
+            recorder.checkpoint(history, ctx.state)
     for turn in range(1, settings.max_turns + 1):
         last_turn = turn == settings.max_turns
         answer_mode = answer_mode or (last_turn and bool(tools))
@@ -186,6 +227,8 @@ async def run_loop(
                 else:
                     response = item
         except EngineError as exc:
+            if recorder is not None:
+                recorder.status("failed", error=str(exc))
             yield ErrorEvent(code="engine_error", message=str(exc))
             yield Final("", "error", usage, _ms(started), turn)
             return
@@ -208,6 +251,7 @@ async def run_loop(
         if not parsed.calls:
             answer = clean_answer(parsed.text)
             history.append(Message("assistant", answer))
+            _finish(recorder, history, ctx, "succeeded", answer)
             yield Final(answer, "answer", usage, _ms(started), turn)
             return
         repeats = [c for c in parsed.calls if call_hash(c) in completed]
@@ -219,6 +263,7 @@ async def run_loop(
                 last = completed[call_hash(repeats[0])]
                 text = f"{shown} returned: {last.content}"
                 history.append(Message("assistant", text))
+                _finish(recorder, history, ctx, "failed", text)
                 yield Notice(
                     "repeated_call", f"the model kept repeating {shown}; showing its result"
                 )
@@ -232,6 +277,7 @@ async def run_loop(
         if last_turn:
             names = ", ".join(c.name for c in parsed.calls)
             history.append(Message("assistant", parsed.text))
+            _finish(recorder, history, ctx, "failed", f"max_turns: still calling {names}")
             yield Notice(
                 "max_turns", f"stopped after {turn} turns; the model still wanted: {names}"
             )
@@ -246,6 +292,8 @@ async def run_loop(
             return
         answer_mode = False
         history.append(Message("assistant", parsed.text, tool_calls=list(parsed.calls)))
+        if recorder is not None:
+            recorder.checkpoint(history, ctx.state)
         failed = False
         for call in parsed.calls:
             yield ToolCallStarted(call)
@@ -257,16 +305,30 @@ async def run_loop(
                 yield Notice("loop_blocked", reason)
                 answer_mode = True
             else:
-                result = await executor.run(call, ctx)
+                result = await _execute(call, executor, ctx, recorder)
                 completed[call_hash(call)] = result
             yield ToolCallFinished(result, _ms(t0))
             history.append(Message("tool", result.content, tool_call_id=call.id, name=call.name))
+            if recorder is not None:
+                recorder.checkpoint(history, ctx.state)
             failed = failed or not result.ok
         if settings.track == "protocol" and not failed:
             # Shown the tool listing again, small models repeat the call they just made; asked
             # to answer from the result, they answer (and may still call a tool for a next step).
             answer_mode = True
     raise AssertionError("unreachable: the last turn always returns")  # pragma: no cover
+
+
+def _finish(
+    recorder: TaskRecorder | None,
+    history: list[Message],
+    ctx: ToolContext,
+    status: Status,
+    text: str,
+) -> None:
+    if recorder is not None:
+        recorder.store.checkpoint(recorder.task_id, history, ctx.state)
+        recorder.status(status, result=text)
 
 
 def _ms(since: float) -> float:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from lar import __version__
-from lar.cli.render import StagedLog, console_err, print_error
+from lar.cli.render import StagedLog, console_err, print_error, short
 from lar.errors import LarError
 
 __all__ = ["app"]
@@ -68,6 +68,7 @@ def _make_agent(
     quiet: bool,
 ) -> Any:
     from lar.agents.agent import Agent
+    from lar.agents.state import TaskStore
     from lar.config import load_config
     from lar.registry import load_plugins
     from lar.tools.builtin import builtin_tools
@@ -89,6 +90,7 @@ def _make_agent(
             approver=approver,
             ask_user=ask_user,
             on_model_progress=progress,
+            tasks=TaskStore(config.home / "lar.db"),
         )
 
 
@@ -167,8 +169,6 @@ def run(
     Tools that change things (file_write, file_patch, code_run) need confirmation: without
     --yes they are denied and the model is told so.
     """
-    from lar.types import Final, event_to_json
-
     try:
         agent = _make_agent(
             model=model,
@@ -179,28 +179,95 @@ def run(
             ask_user=_ask_stdin,
             quiet=quiet or json_out,
         )
-        log = StagedLog(enabled=not quiet)
-        final: Final | None = None
-        for event in agent.stream(text):
+        _consume(agent, agent.stream(text), json_out=json_out, quiet=quiet)
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(2 if type(exc).__name__ == "ConfigError" else 1) from None
+
+
+def _consume(agent: Any, events: Any, *, json_out: bool, quiet: bool) -> None:
+    """Print a run's events (stdout: answer or JSON lines; stderr: staged log) and exit with
+    0 answered, 1 error, 3 stopped without an answer."""
+    from lar.types import Final, event_to_json
+
+    log = StagedLog(enabled=not quiet)
+    final: Final | None = None
+    try:
+        for event in events:
             if json_out:
                 sys.stdout.write(event_to_json(event) + "\n")
                 sys.stdout.flush()
             log.handle(event)
             if isinstance(event, Final):
                 final = event
-        agent.close()
-    except LarError as exc:
-        print_error(exc)
-        raise typer.Exit(2 if type(exc).__name__ == "ConfigError" else 1) from None
     except KeyboardInterrupt:
-        console_err().print("interrupted")
+        console_err().print("interrupted; continue with `lar resume ID`")
         raise typer.Exit(130) from None
+    finally:
+        agent.close()
     if final is None or final.stop_reason == "error":
         raise typer.Exit(1)
     if not json_out:
         typer.echo(final.text)
     if final.stop_reason != "answer":
         raise typer.Exit(3)
+
+
+@app.command()
+def resume(
+    task_id: Annotated[str, typer.Argument(help="The task to continue (see `lar tasks`).")],
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print every event as one JSON line on stdout.")
+    ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Allow tools that need confirmation.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No log lines on stderr.")] = False,
+) -> None:
+    """Continue a task that was interrupted (killed, crashed, Ctrl-C) from its last checkpoint.
+
+    Tool calls that completed before the interruption are not run again.
+    """
+    try:
+        agent = _make_agent(
+            model=None,
+            track=None,
+            workspace=None,
+            max_turns=None,
+            approver=_allow_all if yes else _deny_all,
+            ask_user=_ask_stdin,
+            quiet=quiet or json_out,
+        )
+        _consume(agent, agent.resume(task_id), json_out=json_out, quiet=quiet)
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(1) from None
+
+
+@app.command()
+def tasks(
+    limit: Annotated[int, typer.Option(min=1, help="How many, newest first.")] = 20,
+) -> None:
+    """List recent tasks and their states (pending, running, waiting_user, succeeded, failed)."""
+    import time as _time
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from lar.agents.state import TaskStore
+    from lar.config import load_config
+
+    try:
+        store = TaskStore(load_config().home / "lar.db")
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
+    table = Table("id", "status", "updated", "request")
+    for t in store.list(limit):
+        when = _time.strftime("%Y-%m-%d %H:%M:%S", _time.localtime(t.updated))
+        table.add_row(t.id, t.status, when, short(t.request, 60))
+    store.close()
+    Console().print(table)
 
 
 @app.command()

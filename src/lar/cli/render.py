@@ -14,6 +14,7 @@ from lar.types import (
     Final,
     ModelCalled,
     Notice,
+    RunStarted,
     ToolCall,
     ToolCallFinished,
     ToolCallStarted,
@@ -50,7 +51,9 @@ class StagedLog:
             self.console.print(f"[dim]{escape(text)}[/dim]")
 
     def handle(self, event: Event) -> None:
-        if isinstance(event, ModelCalled):
+        if isinstance(event, RunStarted):
+            self.line(f"task: {event.run_id} ({event.model}, {event.track} track)")
+        elif isinstance(event, ModelCalled):
             n = event.tool_calls
             self.line(
                 f"llm: {event.model}, prompt {event.usage.prompt_tokens} tokens, "

@@ -1,0 +1,198 @@
+"""Task state machine with checkpoints in SQLite (A5).
+
+``pending → running → (waiting_user) → succeeded | failed``. After every step the conversation so
+far is checkpointed, and every tool call is recorded as ``started`` and then ``done`` with its
+result, so a killed process can be resumed (``lar resume ID``) without running a completed tool
+call again. The database is ``$LAR_HOME/lar.db`` (WAL, mode 0600).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from lar.errors import LarError
+from lar.types import Message, ToolCall, ToolResult, from_dict, to_dict
+
+__all__ = ["TaskStore", "TaskRecord", "TaskRecorder", "Status", "TaskNotFound"]
+
+Status = Literal["pending", "running", "waiting_user", "succeeded", "failed"]
+_FINAL: set[str] = {"succeeded", "failed"}
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tasks (
+    id TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    request TEXT NOT NULL,
+    model TEXT NOT NULL DEFAULT '',
+    created REAL NOT NULL,
+    updated REAL NOT NULL,
+    result TEXT,
+    error TEXT,
+    checkpoint TEXT
+);
+CREATE TABLE IF NOT EXISTS tool_calls (
+    task_id TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    status TEXT NOT NULL,
+    result TEXT,
+    updated REAL NOT NULL,
+    PRIMARY KEY (task_id, call_id)
+);
+"""
+
+
+class TaskNotFound(LarError):
+    pass
+
+
+@dataclass(slots=True)
+class TaskRecord:
+    id: str
+    status: Status
+    request: str
+    model: str
+    created: float
+    updated: float
+    result: str | None
+    error: str | None
+
+
+class TaskStore:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fresh = not path.exists()
+        self.db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        if fresh:
+            os.chmod(path, 0o600)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA busy_timeout=30000")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- tasks -------------------------------------------------------------------------------
+
+    def create(self, task_id: str, request: str, model: str) -> None:
+        now = time.time()
+        self.db.execute(
+            "INSERT INTO tasks (id, status, request, model, created, updated) "
+            "VALUES (?, 'pending', ?, ?, ?, ?)",
+            (task_id, request, model, now, now),
+        )
+
+    def set_status(
+        self, task_id: str, status: Status, *, result: str | None = None, error: str | None = None
+    ) -> None:
+        self.db.execute(
+            "UPDATE tasks SET status = ?, result = COALESCE(?, result), error = ?, updated = ? "
+            "WHERE id = ?",
+            (status, result, error, time.time(), task_id),
+        )
+
+    def checkpoint(self, task_id: str, history: list[Message], state: dict[str, Any]) -> None:
+        data = json.dumps({"history": to_dict(history), "state": state}, default=str)
+        self.db.execute(
+            "UPDATE tasks SET checkpoint = ?, status = CASE WHEN status = 'pending' THEN "
+            "'running' ELSE status END, updated = ? WHERE id = ?",
+            (data, time.time(), task_id),
+        )
+
+    def get(self, task_id: str) -> TaskRecord:
+        row = self.db.execute(
+            "SELECT id, status, request, model, created, updated, result, error FROM tasks "
+            "WHERE id = ?",
+            (task_id,),
+        ).fetchone()
+        if row is None:
+            raise TaskNotFound(f"no task {task_id!r} in {self.path}; see `lar tasks`")
+        return TaskRecord(*row)
+
+    def load_checkpoint(self, task_id: str) -> tuple[list[Message], dict[str, Any]]:
+        self.get(task_id)
+        row = self.db.execute("SELECT checkpoint, request FROM tasks WHERE id = ?", (task_id,))
+        checkpoint, request = row.fetchone()
+        if not checkpoint:
+            return [Message("user", request)], {}
+        data = json.loads(checkpoint)
+        return [from_dict(Message, m) for m in data["history"]], data.get("state", {})
+
+    def list(self, limit: int = 50) -> list[TaskRecord]:
+        rows = self.db.execute(
+            "SELECT id, status, request, model, created, updated, result, error FROM tasks "
+            "ORDER BY created DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [TaskRecord(*r) for r in rows]
+
+    # --- tool calls --------------------------------------------------------------------------
+
+    def call_started(self, task_id: str, call: ToolCall) -> None:
+        self.db.execute(
+            "INSERT OR IGNORE INTO tool_calls (task_id, call_id, name, arguments, status, updated)"
+            " VALUES (?, ?, ?, ?, 'started', ?)",
+            (task_id, call.id, call.name, json.dumps(call.arguments, default=str), time.time()),
+        )
+
+    def call_done(self, task_id: str, result: ToolResult) -> None:
+        self.db.execute(
+            "UPDATE tool_calls SET status = 'done', result = ?, updated = ? "
+            "WHERE task_id = ? AND call_id = ?",
+            (json.dumps(to_dict(result), default=str), time.time(), task_id, result.call_id),
+        )
+
+    def call_result(self, task_id: str, call_id: str) -> ToolResult | None:
+        row = self.db.execute(
+            "SELECT result FROM tool_calls WHERE task_id = ? AND call_id = ? AND status = 'done'",
+            (task_id, call_id),
+        ).fetchone()
+        return from_dict(ToolResult, json.loads(row[0])) if row else None
+
+
+class TaskRecorder:
+    """What the loop calls after each step. ``crash_after`` (tests only) SIGKILLs the process
+    right after the N-th recorded step, to prove that resume works from every point."""
+
+    def __init__(self, store: TaskStore, task_id: str, *, crash_after: int | None = None) -> None:
+        self.store = store
+        self.task_id = task_id
+        self.crash_after = crash_after
+        self.steps = 0
+
+    def _step(self) -> None:
+        self.steps += 1
+        if self.crash_after is not None and self.steps == self.crash_after:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def checkpoint(self, history: list[Message], state: dict[str, Any]) -> None:
+        self.store.checkpoint(self.task_id, history, state)
+        self._step()
+
+    def call_started(self, call: ToolCall) -> None:
+        self.store.call_started(self.task_id, call)
+        self._step()
+
+    def call_done(self, result: ToolResult) -> None:
+        self.store.call_done(self.task_id, result)
+        self._step()
+
+    def completed(self, call_id: str) -> ToolResult | None:
+        return self.store.call_result(self.task_id, call_id)
+
+    def status(
+        self, status: Status, *, result: str | None = None, error: str | None = None
+    ) -> None:
+        self.store.set_status(self.task_id, status, result=result, error=error)
+        if status not in _FINAL:
+            self._step()
