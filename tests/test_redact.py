@@ -73,6 +73,10 @@ def test_cli_logs_and_json_never_show_the_configured_key(lar_home: Path, tmp_pat
         assert out.returncode == 0, out.stderr
         assert KEY not in out.stdout and KEY not in out.stderr
         assert MASK in out.stdout
+    # checkpoints and tool-call records: every file of the task database, WAL included
+    db_files = list(lar_home.glob("lar.db*"))
+    assert db_files and all(KEY.encode() not in f.read_bytes() for f in db_files)
+    assert any(MASK.encode() in f.read_bytes() for f in db_files)
     assert all(json.loads(line) for line in outs[1].stdout.splitlines())
 
 

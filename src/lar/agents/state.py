@@ -13,6 +13,7 @@ import os
 import signal
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -67,8 +68,11 @@ class TaskRecord:
 
 
 class TaskStore:
-    def __init__(self, path: Path) -> None:
+    """``redact`` masks secrets in everything written (requests, checkpoints, tool calls)."""
+
+    def __init__(self, path: Path, *, redact: Callable[[str], str] | None = None) -> None:
         self.path = path
+        self._redact = redact or (lambda text: text)
         path.parent.mkdir(parents=True, exist_ok=True)
         fresh = not path.exists()
         self.db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
@@ -82,6 +86,9 @@ class TaskStore:
     def close(self) -> None:
         self.db.close()
 
+    def _opt(self, text: str | None) -> str | None:
+        return None if text is None else self._redact(text)
+
     # --- tasks -------------------------------------------------------------------------------
 
     def create(self, task_id: str, request: str, model: str) -> None:
@@ -89,7 +96,7 @@ class TaskStore:
         self.db.execute(
             "INSERT INTO tasks (id, status, request, model, created, updated) "
             "VALUES (?, 'pending', ?, ?, ?, ?)",
-            (task_id, request, model, now, now),
+            (task_id, self._redact(request), model, now, now),
         )
 
     def set_status(
@@ -98,11 +105,11 @@ class TaskStore:
         self.db.execute(
             "UPDATE tasks SET status = ?, result = COALESCE(?, result), error = ?, updated = ? "
             "WHERE id = ?",
-            (status, result, error, time.time(), task_id),
+            (status, self._opt(result), self._opt(error), time.time(), task_id),
         )
 
     def checkpoint(self, task_id: str, history: list[Message], state: dict[str, Any]) -> None:
-        data = json.dumps({"history": to_dict(history), "state": state}, default=str)
+        data = self._redact(json.dumps({"history": to_dict(history), "state": state}, default=str))
         self.db.execute(
             "UPDATE tasks SET checkpoint = ?, status = CASE WHEN status = 'pending' THEN "
             "'running' ELSE status END, updated = ? WHERE id = ?",
@@ -142,14 +149,25 @@ class TaskStore:
         self.db.execute(
             "INSERT OR IGNORE INTO tool_calls (task_id, call_id, name, arguments, status, updated)"
             " VALUES (?, ?, ?, ?, 'started', ?)",
-            (task_id, call.id, call.name, json.dumps(call.arguments, default=str), time.time()),
+            (
+                task_id,
+                call.id,
+                call.name,
+                self._redact(json.dumps(call.arguments, default=str)),
+                time.time(),
+            ),
         )
 
     def call_done(self, task_id: str, result: ToolResult) -> None:
         self.db.execute(
             "UPDATE tool_calls SET status = 'done', result = ?, updated = ? "
             "WHERE task_id = ? AND call_id = ?",
-            (json.dumps(to_dict(result), default=str), time.time(), task_id, result.call_id),
+            (
+                self._redact(json.dumps(to_dict(result), default=str)),
+                time.time(),
+                task_id,
+                result.call_id,
+            ),
         )
 
     def call_result(self, task_id: str, call_id: str) -> ToolResult | None:

@@ -70,6 +70,7 @@ def _make_agent(
     from lar.agents.agent import Agent
     from lar.agents.state import TaskStore
     from lar.config import load_config
+    from lar.redact import Redactor
     from lar.registry import load_plugins
     from lar.tools.builtin import builtin_tools
     from lar.tools.discovery import discover_tools
@@ -90,7 +91,7 @@ def _make_agent(
             approver=approver,
             ask_user=ask_user,
             on_model_progress=progress,
-            tasks=TaskStore(config.home / "lar.db"),
+            tasks=TaskStore(config.home / "lar.db", redact=Redactor(config.secrets()).text),
         )
 
 
