@@ -52,3 +52,39 @@ def test_chat_asks_and_n_denies_y_runs(lar_home: Path, tmp_path: Path) -> None:
         finally:
             child.close(force=True)
     assert (ws / "made.txt").read_text() == "hello"
+
+
+def test_btw_side_question_does_not_enter_the_conversation(lar_home: Path, tmp_path: Path) -> None:
+    def reply(body: dict) -> dict:  # type: ignore[type-arg]
+        users = [m["content"] for m in body["messages"] if m["role"] == "user"]
+        return text_reply(f"seen: {' | '.join(users)}")
+
+    with MockOpenAIServer([reply], repeat_last=True) as srv:
+        (lar_home / "config.yaml").write_text(
+            f"model: mock\nmodels:\n  - {{name: mock, engine: openai, base_url: '{srv.url}'}}\n"
+        )
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "lar", "chat"],
+            cwd=str(tmp_path),
+            env={"LAR_HOME": str(lar_home), "PATH": "/usr/bin:/bin", "TERM": "dumb"},
+            encoding="utf-8",
+            timeout=60,
+        )
+        try:
+            child.expect("you> ")
+            child.sendline("first")
+            child.expect("seen: first")
+            child.expect("you> ")
+            child.sendline("/btw what time is it")
+            child.expect("seen: first \\| what time is it")  # the side question sees the context
+            child.expect("you> ")
+            child.sendline("second")
+            child.expect("seen: first \\| second")  # ... but the conversation never saw it
+            child.expect("you> ")
+            child.sendline("/resume")
+            child.expect("no interrupted task to resume")
+            child.sendline("/exit")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)

@@ -103,3 +103,28 @@ def test_killed_at_any_step_resume_finishes_without_repeating_a_call(
     assert "succeeded" in lar(home, ws, "tasks").stdout
     again = lar(home, ws, "resume", match.group(1))
     assert again.returncode == 1 and "already ended (succeeded)" in again.stderr
+
+
+def test_chat_resume_picks_up_the_latest_interrupted_task(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pexpect = pytest.importorskip("pexpect", reason="pexpect is a dev dependency")
+    home, ws = setup(tmp_path, server.url)
+    assert lar(home, ws, "run", "go", crash_after=7).returncode == -signal.SIGKILL
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "lar", "chat"],
+        cwd=str(ws),
+        env={"LAR_HOME": str(home), "PATH": "/usr/bin:/bin", "TERM": "dumb"},
+        encoding="utf-8",
+        timeout=60,
+    )
+    try:
+        child.expect("you> ")
+        child.sendline("/resume")
+        child.expect("resuming t_")
+        child.expect(f"done after {STEPS} steps")
+        child.expect("you> ")
+        child.sendline("/exit")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert (ws / "effects.log").read_text().split() == [f"step{i}" for i in range(STEPS)]

@@ -25,6 +25,8 @@ __all__ = ["ChatSession"]
 HELP = (
     "/reset          forget this conversation\n"
     "/model [NAME]   show or switch the model (keeps the conversation)\n"
+    "/btw QUESTION   a side question; the conversation does not see it\n"
+    "/resume [ID]    continue an interrupted task (default: the latest)\n"
     "/exit           leave (Ctrl-D works too)"
 )
 
@@ -86,19 +88,46 @@ class ChatSession:
             self.out.print(
                 f"[dim]model: {escape(self.agent.engine.name)} ({self.agent.track} track)[/dim]"
             )
+        elif cmd == "/btw":
+            if not arg.strip():
+                self.out.print("usage: /btw QUESTION")
+            else:
+                # A copy: the side exchange is seen by neither the next turn nor the task.
+                self.turn(arg.strip(), history=list(self.history))
+        elif cmd == "/resume":
+            self.resume(arg.strip() or None)
         elif cmd == "/help":
             self.out.print(HELP)
         else:
             self.out.print(f"unknown command {escape(cmd)}; try /help")
         return True
 
-    def turn(self, text: str) -> None:
+    def resume(self, task_id: str | None) -> None:
+        store = self.agent.tasks
+        if store is None:
+            self.out.print("no task store: resuming is not available")
+            return
+        if task_id is None:
+            open_tasks = [t for t in store.list(50) if t.status not in ("succeeded", "failed")]
+            if not open_tasks:
+                self.out.print("no interrupted task to resume")
+                return
+            task_id = open_tasks[0].id
+        self.out.print(f"[dim]resuming {escape(task_id)}[/dim]")
+        self.show(self.agent.resume(task_id))
+        self.history, _ = store.load_checkpoint(task_id)
+
+    def turn(self, text: str, history: list[Message] | None = None) -> None:
+        target = self.history if history is None else history
+        self.show(self.agent.stream(text, history=target))
+
+    def show(self, events: Any) -> None:
         log = StagedLog(console=console_err())
         streamed = False
         status = self.out.status("thinking…", spinner="dots")
         status.start()
         try:
-            for event in self.agent.stream(text, history=self.history):
+            for event in events:
                 if isinstance(event, TextDelta):
                     status.stop()
                     self.out.print(event.text, end="", markup=False)
@@ -134,14 +163,14 @@ class ChatSession:
                 break
             if not line:
                 continue
-            if line.startswith("/"):
-                if not self.command(line):
-                    break
-                continue
             try:
+                if line.startswith("/"):
+                    if not self.command(line):
+                        break
+                    continue
                 self.turn(line)
             except KeyboardInterrupt:
-                self.out.print("\n[dim]interrupted[/dim]")
+                self.out.print("\n[dim]interrupted; /resume continues the task[/dim]")
             except LarError as exc:
                 print_error(exc)
         self.agent.close()
