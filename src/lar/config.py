@@ -101,6 +101,9 @@ class ToolsConfig(_Strict):
     """Only these tools are shown to the model and allowed to run; empty/absent means all."""
     path: str | None = None
     """Directory of user tool modules; default ``$LAR_HOME/tools``."""
+    permissions: dict[str, Literal["auto", "confirm", "auth"]] = Field(default_factory=dict)
+    """Policy overrides, e.g. ``{code_run: auto}``; dangerous commands still ask, hard-line
+    ones are still refused."""
 
 
 class LarConfig(_Strict):

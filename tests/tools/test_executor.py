@@ -116,3 +116,29 @@ def test_clip_hook_and_hard_cap() -> None:
     assert r.content.startswith("x" * 100)
     assert r.content.endswith("[truncated: 9900 more characters not shown]")
     assert r.value == "x" * 10_000  # the API caller still gets everything
+
+
+def test_policy_can_trust_a_tool_but_not_every_command(tmp_path: Path) -> None:
+    from lar.tools.builtin import shell
+
+    asked: list[str] = []
+
+    def approver(call: ToolCall, t: object) -> bool:
+        asked.append(call.arguments["command"])
+        return True
+
+    ex = ToolExecutor([shell], approver=approver, permissions={"shell": "auto"})
+    ctx = ToolContext(workspace=tmp_path)
+
+    def go(cmd: str):  # type: ignore[no-untyped-def]
+        return asyncio.run(ex.run(ToolCall("c", "shell", {"command": cmd}), ctx))
+
+    assert go("echo hi").ok and asked == []  # trusted by policy: no question
+    (tmp_path / "build").mkdir()
+    assert go("rm -rf build").ok and asked == ["rm -rf build"]  # dangerous: asked anyway
+    refused = go("rm -rf ~")
+    assert refused.error is not None and refused.error.code == "refused"
+    assert asked == ["rm -rf build"]  # hard line: not even offered to the approver
+    denied = ToolExecutor([shell], permissions={"shell": "auto"})
+    r = asyncio.run(denied.run(ToolCall("c", "shell", {"command": "rm -rf build2"}), ctx))
+    assert r.error is not None and r.error.code == "denied"  # nobody to confirm: refused

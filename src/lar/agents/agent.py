@@ -110,7 +110,12 @@ class Agent:
             engine, track if track not in (None, "auto") else cfg_track
         )
         allow = list(allowlist) if allowlist is not None else self.config.tools.allowlist
-        self.executor = ToolExecutor(self.tools, allowlist=allow, approver=approver)
+        self.executor = ToolExecutor(
+            self.tools,
+            allowlist=allow,
+            approver=approver,
+            permissions=self.config.tools.permissions,
+        )
         params: dict[str, Any] = {}
         if temperature is not None:
             params["temperature"] = temperature

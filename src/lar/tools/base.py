@@ -110,8 +110,11 @@ class Tool:
         timeout_s: float = 10.0,
         determinism: Determinism = "deterministic",
         clip: Callable[[Any], Any] | None = None,
+        danger: Callable[[dict[str, Any], ToolContext], Any] | None = None,
     ) -> None:
         self.fn = fn
+        self.danger = danger
+        """Assesses validated arguments (lar.tools.danger.Verdict): refuse, confirm or ok."""
         self.name = name or fn.__name__
         if not _NAME_RE.match(self.name):
             raise ToolDefinitionError(
@@ -218,6 +221,7 @@ def tool(
     timeout_s: float = 10.0,
     determinism: Determinism = "deterministic",
     clip: Callable[[Any], Any] | None = None,
+    danger: Callable[[dict[str, Any], ToolContext], Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -231,6 +235,7 @@ def tool(
     timeout_s: float = 10.0,
     determinism: Determinism = "deterministic",
     clip: Callable[[Any], Any] | None = None,
+    danger: Callable[[dict[str, Any], ToolContext], Any] | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a tool. Use bare (``@tool``) or with options (``@tool(...)``)."""
 
@@ -243,6 +248,7 @@ def tool(
             timeout_s=timeout_s,
             determinism=determinism,
             clip=clip,
+            danger=danger,
         )
 
     return wrap(fn) if fn is not None else wrap

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
-from lar.tools.base import Tool, ToolArgumentError, ToolContext
+from lar.tools.base import Permission, Tool, ToolArgumentError, ToolContext
 from lar.tools.breaker import CircuitBreaker
 from lar.types import ToolCall, ToolError, ToolResult
 
@@ -53,6 +53,7 @@ class ToolExecutor:
         clip_chars: int = DEFAULT_CLIP_CHARS,
         max_workers: int = 8,
         breaker: CircuitBreaker | None = None,
+        permissions: dict[str, Permission] | None = None,
         retries: int = 2,
         retry_backoff_s: float = 0.2,
     ) -> None:
@@ -65,6 +66,7 @@ class ToolExecutor:
         self._pool: ThreadPoolExecutor | None = None
         self._max_workers = max_workers
         self.breaker = breaker or CircuitBreaker()
+        self.permissions = dict(permissions or {})
         self.retries = retries
         self.retry_backoff_s = retry_backoff_s
 
@@ -106,12 +108,24 @@ class ToolExecutor:
             kwargs = tool.validate(call.arguments)
         except ToolArgumentError as exc:
             return self._fail(call, "invalid_arguments", "invalid arguments", str(exc))
-        if tool.permission != "auto" and not self._approve(call, tool):
+        permission = self.permissions.get(tool.name, tool.permission)
+        if tool.danger is not None:
+            verdict = tool.danger(kwargs, ctx)
+            if verdict.level == "refuse":  # hard line: not even --yes or a policy runs these
+                return self._fail(
+                    call,
+                    "refused",
+                    "refused: this is never run",
+                    "; ".join(verdict.reasons) + ". Do not try a variant of it.",
+                )
+            if verdict.level == "confirm" and permission == "auto":
+                permission = "confirm"  # a policy may trust the tool, not every command
+        if permission != "auto" and not self._approve(call, tool, permission):
             return self._fail(
                 call,
                 "denied",
                 "the user did not allow this call",
-                f"{tool.name} needs confirmation ({tool.permission}); do not retry it, "
+                f"{tool.name} needs confirmation ({permission}); do not retry it, "
                 "answer without it or explain what you need",
             )
         if tool.context_param:
@@ -136,8 +150,8 @@ class ToolExecutor:
         content = clip_text(_to_text(shown), self.clip_chars)
         return ToolResult(call.id, call.name, content, ok=True, value=value)
 
-    def _approve(self, call: ToolCall, tool: Tool) -> bool:
-        if tool.permission == "auth":
+    def _approve(self, call: ToolCall, tool: Tool, permission: Permission) -> bool:
+        if permission == "auth":
             return False  # credentials arrive with the permissions issue; never run unauthenticated
         return bool(self.approver and self.approver(call, tool))
 

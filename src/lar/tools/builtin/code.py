@@ -6,10 +6,10 @@ Hard-line commands (B3) are refused before anything starts; the sandbox contains
 from __future__ import annotations
 
 import sys
-from typing import Literal
+from typing import Any, Literal
 
 from lar.tools.base import ToolContext, tool
-from lar.tools.danger import assess
+from lar.tools.danger import Verdict, assess
 from lar.tools.sandbox import SandboxPolicy, run_sandboxed
 
 __all__ = ["code_run", "shell"]
@@ -32,7 +32,15 @@ if last is not None:
 """
 
 
-@tool(permission="confirm", timeout_s=60)
+def _code_danger(args: dict[str, Any], ctx: ToolContext) -> Verdict:
+    return assess(str(args.get("code", "")), workspace=ctx.workspace)
+
+
+def _shell_danger(args: dict[str, Any], ctx: ToolContext) -> Verdict:
+    return assess(str(args.get("command", "")), workspace=ctx.workspace)
+
+
+@tool(permission="confirm", timeout_s=60, danger=_code_danger)
 async def code_run(
     code: str,
     ctx: ToolContext,
@@ -71,7 +79,7 @@ async def code_run(
     return "\n".join(parts)
 
 
-@tool(permission="confirm", timeout_s=60)
+@tool(permission="confirm", timeout_s=60, danger=_shell_danger)
 async def shell(command: str, ctx: ToolContext, timeout_s: int = 10) -> str:
     """Run a shell command in the workspace and return its exit code and output.
 
