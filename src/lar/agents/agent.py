@@ -179,7 +179,11 @@ class Agent:
         stream_text: bool,
     ) -> AsyncIterator[Event]:
         ctx = ToolContext(
-            workspace=self.workspace, run_id=run_id, state=self.state, ask_user=self.ask_user
+            workspace=self.workspace,
+            home=self.config.home,
+            run_id=run_id,
+            state=self.state,
+            ask_user=self.ask_user,
         )
         settings = self.settings
         if settings.stream != stream_text:

@@ -11,6 +11,7 @@ from rich.markup import escape
 from lar.calling.prompt import call_text
 from lar.cli.render import StagedLog, console_err, print_error, short
 from lar.errors import LarError
+from lar.tools.base import ToolContext
 from lar.types import (
     Final,
     Message,
@@ -54,6 +55,10 @@ class ChatSession:
             f"\n[bold yellow]{escape(tool.name)}[/bold yellow] wants to run: "
             f"{escape(short(call_text(call.name, call.arguments), 400))}"
         )
+        if tool.danger is not None:
+            ctx = ToolContext(workspace=self.agent.workspace)
+            for reason in tool.danger(call.arguments, ctx).reasons:
+                self.out.print(f"[bold red]warning:[/bold red] {escape(reason)}")
         try:
             answer = input("Allow? [y/N] ")
         except EOFError:

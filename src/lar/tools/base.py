@@ -38,6 +38,7 @@ class ToolContext:
     """
 
     workspace: Path
+    home: Path | None = None
     run_id: str = ""
     state: dict[str, Any] = field(default_factory=dict)
     ask_user: Callable[[str], str | None] | None = None

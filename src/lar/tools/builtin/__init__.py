@@ -6,6 +6,8 @@ from lar.tools.base import Tool, ToolRegistry
 from lar.tools.builtin.code import code_run, shell
 from lar.tools.builtin.files import file_patch, file_read, file_write
 from lar.tools.builtin.interaction import ask_user, update_working_checkpoint
+from lar.tools.builtin.notes import notes, todo
+from lar.tools.builtin.web import web_scan
 
 __all__ = ["BUILTIN_TOOLS", "builtin_tools"]
 
@@ -15,8 +17,11 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     file_patch,
     code_run,
     shell,
+    web_scan,
     ask_user,
     update_working_checkpoint,
+    notes,
+    todo,
 )
 
 for _t in BUILTIN_TOOLS:

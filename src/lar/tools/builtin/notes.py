@@ -1,0 +1,111 @@
+"""notes and todo (B1): short persistent notes and a to-do list in ``$LAR_HOME/lar.db``."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Literal
+
+from lar.tools.base import ToolContext, tool
+
+__all__ = ["notes", "todo"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS notes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    done INTEGER NOT NULL DEFAULT 0,
+    created REAL NOT NULL
+);
+"""
+
+
+def _db(ctx: ToolContext) -> sqlite3.Connection:
+    if ctx.home is None:
+        raise RuntimeError("notes need a Lar home directory; none is configured for this run")
+    path = Path(ctx.home) / "lar.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fresh = not path.exists()
+    db = sqlite3.connect(path, timeout=30, isolation_level=None)
+    if fresh:
+        os.chmod(path, 0o600)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA busy_timeout=30000")
+    db.executescript(_SCHEMA)
+    return db
+
+
+def _listing(db: sqlite3.Connection, kind: str) -> str:
+    rows = db.execute(
+        "SELECT id, text, done FROM notes WHERE kind = ? ORDER BY id", (kind,)
+    ).fetchall()
+    if not rows:
+        return f"no {kind} items"
+
+    def mark(done: int) -> str:
+        return ("[x] " if done else "[ ] ") if kind == "todo" else ""
+
+    return "\n".join(f"{i}. {mark(d)}{t}" for i, t, d in rows)
+
+
+def _change(ctx: ToolContext, kind: str, action: str, text: str, item: int | None) -> str:
+    db = _db(ctx)
+    try:
+        if action == "add":
+            if not text.strip():
+                raise ValueError("text is required to add an item")
+            cur = db.execute(
+                "INSERT INTO notes (kind, text, created) VALUES (?, ?, ?)",
+                (kind, text.strip(), time.time()),
+            )
+            return f"added {kind} {cur.lastrowid}"
+        if action == "list":
+            return _listing(db, kind)
+        if item is None:
+            raise ValueError(f"'{action}' needs the item number (see action 'list')")
+        if action == "done":
+            cur = db.execute("UPDATE notes SET done = 1 WHERE id = ? AND kind = ?", (item, kind))
+        else:
+            cur = db.execute("DELETE FROM notes WHERE id = ? AND kind = ?", (item, kind))
+        if cur.rowcount == 0:
+            raise ValueError(f"no {kind} item {item}")
+        return f"{kind} {item}: {action}"
+    finally:
+        db.close()
+
+
+@tool
+def notes(
+    action: Literal["add", "list", "remove"],
+    ctx: ToolContext,
+    text: str = "",
+    item: int | None = None,
+) -> str:
+    """Keep short notes for the user across sessions.
+
+    Args:
+        action: add, list or remove.
+        text: The note (for add).
+        item: The note number (for remove).
+    """
+    return _change(ctx, "note", action, text, item)
+
+
+@tool
+def todo(
+    action: Literal["add", "list", "done", "remove"],
+    ctx: ToolContext,
+    text: str = "",
+    item: int | None = None,
+) -> str:
+    """Keep the user's to-do list across sessions.
+
+    Args:
+        action: add, list, done or remove.
+        text: The task (for add).
+        item: The item number (for done and remove).
+    """
+    return _change(ctx, "todo", action, text, item)

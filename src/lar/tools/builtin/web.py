@@ -1,0 +1,147 @@
+"""web_scan (B1): a web page as short, readable text (title, headings, paragraphs, links)."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import socket
+from html.parser import HTMLParser
+from typing import Any
+from urllib.parse import urljoin, urlparse
+
+import httpx
+
+from lar.tools.base import ToolContext, tool
+from lar.tools.danger import Verdict
+
+__all__ = ["web_scan", "simplify_html"]
+
+_SKIP = {"script", "style", "noscript", "svg", "template", "head", "iframe", "form"}
+_BLOCK = {
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "br",
+    "tr",
+    "table",
+    "ul",
+    "ol",
+    "pre",
+    "blockquote",
+    "header",
+    "footer",
+    "nav",
+    "aside",
+}
+_MAX_BYTES = 2 * 1024 * 1024
+_SPACE = re.compile(r"\s+")
+
+
+class _Simplifier(HTMLParser):
+    def __init__(self, base: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.base = base
+        self.parts: list[str] = []
+        self.skip = 0
+        self.title = ""
+        self.in_title = False
+        self.href: str | None = None
+        self.link_text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "title":
+            self.in_title = True
+        if tag in _SKIP:
+            self.skip += 1
+        elif tag in ("h1", "h2", "h3", "h4"):
+            self.parts.append("\n\n" + "#" * int(tag[1]) + " ")
+        elif tag == "li":
+            self.parts.append("\n- ")
+        elif tag in _BLOCK:
+            self.parts.append("\n")
+        elif tag == "a":
+            href = dict(attrs).get("href")
+            if href and not href.startswith(("#", "javascript:")):
+                self.href = urljoin(self.base, href)
+                self.link_text = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self.in_title = False
+        if tag in _SKIP:
+            self.skip = max(0, self.skip - 1)
+        elif tag == "a" and self.href is not None:
+            text = " ".join("".join(self.link_text).split())
+            if text:
+                self.parts.append(f" ({self.href})")
+            self.href = None
+        elif tag in _BLOCK or tag in ("h1", "h2", "h3", "h4"):
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if self.in_title:
+            self.title += data
+            return
+        if self.skip:
+            return
+        data = _SPACE.sub(" ", data)  # in HTML a newline in text is just a space
+        self.parts.append(data)
+        if self.href is not None:
+            self.link_text.append(data)
+
+
+def simplify_html(html: str, base: str = "") -> str:
+    parser = _Simplifier(base)
+    parser.feed(html)
+    parser.close()
+    lines = []
+    for raw in "".join(parser.parts).splitlines():
+        line = " ".join(raw.split())
+        if line and line not in ("-", "#"):
+            lines.append(line)
+    title = " ".join(parser.title.split())
+    return (f"# {title}\n" if title else "") + "\n".join(lines)
+
+
+def _url_danger(args: dict[str, Any], ctx: ToolContext) -> Verdict:
+    """Local and private addresses need a yes: a page must not reach the user's own services."""
+    url = urlparse(str(args.get("url", "")))
+    if url.scheme not in ("http", "https"):
+        return Verdict("refuse", [f"only http and https URLs can be scanned (got {url.scheme!r})"])
+    host = url.hostname or ""
+    try:
+        infos = socket.getaddrinfo(host, None)
+        addresses = {ipaddress.ip_address(str(i[4][0])) for i in infos}
+    except (OSError, ValueError):
+        return Verdict("ok")  # unresolvable: the fetch itself will fail with a clear error
+    if any(a.is_loopback or a.is_private or a.is_link_local for a in addresses):
+        return Verdict("confirm", [f"reaches a local or private network address ({host})"])
+    return Verdict("ok")
+
+
+@tool(timeout_s=20, determinism="nondeterministic", danger=_url_danger)
+def web_scan(url: str, max_chars: int = 4000) -> str:
+    """Fetch a web page and return it as simplified text with its links.
+
+    Args:
+        url: An http or https URL.
+        max_chars: Keep at most this many characters of text.
+    """
+    with httpx.Client(follow_redirects=True, timeout=15.0, max_redirects=5) as client:
+        with client.stream("GET", url, headers={"User-Agent": "lar/0.1 (web_scan)"}) as response:
+            response.raise_for_status()
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body.extend(chunk)
+                if len(body) > _MAX_BYTES:
+                    break
+            kind = response.headers.get("content-type", "")
+            text = bytes(body).decode(response.encoding or "utf-8", errors="replace")
+    if "html" in kind or text.lstrip().lower().startswith(("<!doctype html", "<html")):
+        text = simplify_html(text, str(response.url))
+    limit = max(200, min(int(max_chars), 20000))
+    if len(text) > limit:
+        text = text[:limit] + f"\n[page truncated: {len(text) - limit} more characters]"
+    return text

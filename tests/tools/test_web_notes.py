@@ -1,0 +1,92 @@
+"""web_scan against a loopback page; notes and todo persisted in the Lar database."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from lar.tools.base import ToolContext
+from lar.tools.builtin import notes, todo, web_scan
+from lar.tools.builtin.web import simplify_html
+from lar.tools.executor import ToolExecutor
+from lar.types import ToolCall
+
+PAGE = b"""<!doctype html><html><head><title>Lar test page</title>
+<style>body { color: red }</style><script>alert('x')</script></head>
+<body><nav><a href="/home">Home</a></nav>
+<h1>Local agents</h1><p>Small models   can call tools.</p>
+<ul><li>fast</li><li>private</li></ul>
+<p>Read <a href="/docs/intro">the intro</a>.</p></body></html>"""
+
+
+@pytest.fixture
+def site() -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            return
+
+        def do_GET(self) -> None:  # noqa: N802
+            if self.path == "/missing":
+                self.send_response(404)
+                self.end_headers()
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(PAGE)))
+            self.end_headers()
+            self.wfile.write(PAGE)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_simplified_text_keeps_content_and_links_not_scripts(site: str) -> None:
+    text = web_scan(f"{site}/page")
+    assert text.splitlines()[0] == "# Lar test page"
+    assert "# Local agents" in text and "Small models can call tools." in text
+    assert "- fast" in text and "- private" in text
+    assert f"the intro ({site}/docs/intro)" in text
+    assert "alert" not in text and "color: red" not in text
+
+
+def test_through_the_executor_local_addresses_need_a_yes(site: str, tmp_path: Path) -> None:
+    ctx = ToolContext(workspace=tmp_path)
+    call = ToolCall("c", "web_scan", {"url": f"{site}/page"})
+    denied = asyncio.run(ToolExecutor([web_scan]).run(call, ctx))
+    assert denied.error is not None and denied.error.code == "denied"
+    allowed = asyncio.run(ToolExecutor([web_scan], approver=lambda c, t: True).run(call, ctx))
+    assert allowed.ok and "Local agents" in allowed.content
+    missing = ToolCall("c", "web_scan", {"url": f"{site}/missing"})
+    r = asyncio.run(ToolExecutor([web_scan], approver=lambda c, t: True).run(missing, ctx))
+    assert r.error is not None and "404" in r.error.detail
+    file_url = ToolCall("c", "web_scan", {"url": "file:///etc/passwd"})
+    r = asyncio.run(ToolExecutor([web_scan], approver=lambda c, t: True).run(file_url, ctx))
+    assert r.error is not None and r.error.code == "refused"
+
+
+def test_simplify_collapses_whitespace() -> None:
+    assert simplify_html("<p>a\n\n   b</p><p></p><div>c</div>") == "a b\nc"
+
+
+def test_notes_and_todo_persist(tmp_path: Path) -> None:
+    ctx = ToolContext(workspace=tmp_path, home=tmp_path / "home")
+    assert notes("add", ctx, text="Anna likes tea") == "added note 1"
+    assert todo("add", ctx, text="buy milk") == "added todo 2"
+    assert todo("add", ctx, text="call Anna") == "added todo 3"
+    assert todo("done", ctx, item=2) == "todo 2: done"
+    fresh = ToolContext(workspace=tmp_path, home=tmp_path / "home")  # another session
+    assert todo("list", fresh) == "2. [x] buy milk\n3. [ ] call Anna"
+    assert notes("list", fresh) == "1. Anna likes tea"
+    with pytest.raises(ValueError, match="no todo item 1"):
+        todo("remove", fresh, item=1)  # item 1 is a note, not a todo
+    with pytest.raises(ValueError, match="needs the item number"):
+        todo("done", fresh)
+    assert oct((tmp_path / "home" / "lar.db").stat().st_mode)[-3:] == "600"
