@@ -29,6 +29,7 @@ from lar.errors import ConfigError
 
 __all__ = [
     "AgentSettings",
+    "SandboxSettings",
     "LarConfig",
     "ModelConfig",
     "ToolsConfig",
@@ -96,11 +97,25 @@ class AgentSettings(_Strict):
     """Directory the file and code tools work in; default: the current directory."""
 
 
+class SandboxSettings(_Strict):
+    """Limits for code the model runs (code_run, shell)."""
+
+    network: bool = False
+    cpu_s: int = Field(10, ge=1, le=3600)
+    memory_mb: int = Field(1024, ge=64, le=65536)
+    file_size_mb: int = Field(64, ge=1, le=65536)
+    max_procs: int = Field(64, ge=4, le=4096)
+    denied_paths: list[str] = Field(default_factory=lambda: ["~/.ssh", "~/.gnupg", "~/.aws"])
+
+
 class ToolsConfig(_Strict):
     allowlist: list[str] | None = None
     """Only these tools are shown to the model and allowed to run; empty/absent means all."""
     path: str | None = None
     """Directory of user tool modules; default ``$LAR_HOME/tools``."""
+    credentials: dict[str, SecretStr] = Field(default_factory=dict)
+    """What ``auth`` tools need, by tool name (use ``${ENV}``); never shown to the model."""
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     permissions: dict[str, Literal["auto", "confirm", "auth"]] = Field(default_factory=dict)
     """Policy overrides, e.g. ``{code_run: auto}``; dangerous commands still ask, hard-line
     ones are still refused."""
@@ -142,6 +157,7 @@ class LarConfig(_Strict):
         environment variables (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*PASSWORD*``)."""
         env = os.environ if env is None else env
         found = [m.api_key.get_secret_value() for m in self.models if m.api_key]
+        found += [c.get_secret_value() for c in self.tools.credentials.values()]
         found += [v for k, v in env.items() if _SECRET_ENV.search(k) and len(v) >= 8]
         return found
 

@@ -142,3 +142,20 @@ def test_policy_can_trust_a_tool_but_not_every_command(tmp_path: Path) -> None:
     denied = ToolExecutor([shell], permissions={"shell": "auto"})
     r = asyncio.run(denied.run(ToolCall("c", "shell", {"command": "rm -rf build2"}), ctx))
     assert r.error is not None and r.error.code == "denied"  # nobody to confirm: refused
+
+
+def test_auth_tools_need_a_configured_credential(tmp_path: Path) -> None:
+    from lar.tools.base import tool as make_tool
+
+    @make_tool(permission="auth")
+    def bank_balance(ctx: ToolContext) -> str:
+        """Reads the balance with the user's token."""
+        return f"used token ending {ctx.credential[-4:]}" if ctx.credential else "no token"
+
+    ctx = ToolContext(workspace=tmp_path)
+    call = ToolCall("c", "bank_balance", {})
+    missing = asyncio.run(ToolExecutor([bank_balance], approver=lambda c, t: True).run(call, ctx))
+    assert missing.error is not None and missing.error.code == "denied"
+    assert "tools.credentials.bank_balance" in missing.error.detail
+    ex = ToolExecutor([bank_balance], credentials={"bank_balance": "tok-12345678"})
+    assert asyncio.run(ex.run(call, ctx)).value == "used token ending 5678"

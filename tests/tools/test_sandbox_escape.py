@@ -268,3 +268,27 @@ def test_suite_size() -> None:
     attempts = [n for n in globals() if n.startswith("test_") and n != "test_suite_size"]
     assert len(attempts) >= 25
     assert json.dumps(attempts)
+
+
+def test_configured_network_and_denied_paths(env: dict[str, Path]) -> None:
+    from lar.config import SandboxSettings
+    from lar.tools.builtin import code_run
+
+    (env["ws"] / "private").mkdir()
+    (env["ws"] / "private" / "diary.txt").write_text("dear diary")
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    code = (
+        "import os, socket\n"
+        "print(os.listdir('private'))\n"
+        f"socket.create_connection(('127.0.0.1', {port}), timeout=2).close()\n"
+        "print('connected')"
+    )
+    open_net = SandboxSettings(network=True, denied_paths=[str(env["ws"] / "private")])
+    ctx = ToolContext(workspace=env["ws"], sandbox=open_net)
+    out = asyncio.run(code_run.fn(code, ctx))
+    server.close()
+    assert "[]" in out and "connected" in out  # denied dir hidden; network allowed by config
+    assert (env["ws"] / "private" / "diary.txt").read_text() == "dear diary"

@@ -115,6 +115,10 @@ class Agent:
             allowlist=allow,
             approver=approver,
             permissions=self.config.tools.permissions,
+            credentials={
+                name: secret.get_secret_value()
+                for name, secret in self.config.tools.credentials.items()
+            },
         )
         params: dict[str, Any] = {}
         if temperature is not None:
@@ -184,6 +188,7 @@ class Agent:
             run_id=run_id,
             state=self.state,
             ask_user=self.ask_user,
+            sandbox=self.config.tools.sandbox,
         )
         settings = self.settings
         if settings.stream != stream_text:

@@ -174,8 +174,14 @@ async def _execute(
         if done is not None:
             return done  # completed before a crash: never run twice
         recorder.call_started(call)
+    tool = executor.tools.get(call.name)
+    waits = tool is not None and tool.interactive
+    if recorder is not None and waits:
+        recorder.status("waiting_user")
     result = await executor.run(call, ctx)
     if recorder is not None:
+        if waits:
+            recorder.status("running")
         recorder.call_done(result)
     return result
 

@@ -42,6 +42,10 @@ class ToolContext:
     run_id: str = ""
     state: dict[str, Any] = field(default_factory=dict)
     ask_user: Callable[[str], str | None] | None = None
+    credential: str | None = None
+    """For ``auth`` tools: the configured credential of the tool being run."""
+    sandbox: Any = None
+    """``lar.config.SandboxSettings`` for code tools (None: the defaults)."""
 
 
 class ToolArgumentError(ValueError):
@@ -112,8 +116,11 @@ class Tool:
         determinism: Determinism = "deterministic",
         clip: Callable[[Any], Any] | None = None,
         danger: Callable[[dict[str, Any], ToolContext], Any] | None = None,
+        interactive: bool = False,
     ) -> None:
         self.fn = fn
+        self.interactive = interactive
+        """Waits for a person (the task is ``waiting_user`` meanwhile)."""
         self.danger = danger
         """Assesses validated arguments (lar.tools.danger.Verdict): refuse, confirm or ok."""
         self.name = name or fn.__name__
@@ -223,6 +230,7 @@ def tool(
     determinism: Determinism = "deterministic",
     clip: Callable[[Any], Any] | None = None,
     danger: Callable[[dict[str, Any], ToolContext], Any] | None = None,
+    interactive: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -237,6 +245,7 @@ def tool(
     determinism: Determinism = "deterministic",
     clip: Callable[[Any], Any] | None = None,
     danger: Callable[[dict[str, Any], ToolContext], Any] | None = None,
+    interactive: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a tool. Use bare (``@tool``) or with options (``@tool(...)``)."""
 
@@ -250,6 +259,7 @@ def tool(
             determinism=determinism,
             clip=clip,
             danger=danger,
+            interactive=interactive,
         )
 
     return wrap(fn) if fn is not None else wrap

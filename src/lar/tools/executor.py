@@ -9,6 +9,7 @@ wrong and correct itself.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import socket
 from collections.abc import Callable, Iterable, Sequence
@@ -54,6 +55,7 @@ class ToolExecutor:
         max_workers: int = 8,
         breaker: CircuitBreaker | None = None,
         permissions: dict[str, Permission] | None = None,
+        credentials: dict[str, str] | None = None,
         retries: int = 2,
         retry_backoff_s: float = 0.2,
     ) -> None:
@@ -67,6 +69,7 @@ class ToolExecutor:
         self._max_workers = max_workers
         self.breaker = breaker or CircuitBreaker()
         self.permissions = dict(permissions or {})
+        self._credentials = dict(credentials or {})
         self.retries = retries
         self.retry_backoff_s = retry_backoff_s
 
@@ -120,7 +123,15 @@ class ToolExecutor:
                 )
             if verdict.level == "confirm" and permission == "auto":
                 permission = "confirm"  # a policy may trust the tool, not every command
-        if permission != "auto" and not self._approve(call, tool, permission):
+        if permission == "auth" and tool.name not in self._credentials:
+            return self._fail(
+                call,
+                "denied",
+                f"{tool.name} needs a credential",
+                f"no credential is configured for it (tools.credentials.{tool.name} in "
+                "config.yaml); answer without it",
+            )
+        if permission == "confirm" and not self._approve(call, tool, permission):
             return self._fail(
                 call,
                 "denied",
@@ -129,6 +140,8 @@ class ToolExecutor:
                 "answer without it or explain what you need",
             )
         if tool.context_param:
+            if permission == "auth":
+                ctx = dataclasses.replace(ctx, credential=self._credentials[tool.name])
             kwargs[tool.context_param] = ctx
         try:
             value = await self._invoke_with_retries(tool, kwargs)
@@ -151,8 +164,6 @@ class ToolExecutor:
         return ToolResult(call.id, call.name, content, ok=True, value=value)
 
     def _approve(self, call: ToolCall, tool: Tool, permission: Permission) -> bool:
-        if permission == "auth":
-            return False  # credentials arrive with the permissions issue; never run unauthenticated
         return bool(self.approver and self.approver(call, tool))
 
     async def _invoke_with_retries(self, tool: Tool, kwargs: dict[str, Any]) -> Any:

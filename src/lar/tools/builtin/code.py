@@ -6,6 +6,7 @@ Hard-line commands (B3) are refused before anything starts; the sandbox contains
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any, Literal
 
 from lar.tools.base import ToolContext, tool
@@ -30,6 +31,23 @@ if last is not None:
     if value is not None:
         print(repr(value))
 """
+
+
+def _policy(ctx: ToolContext, timeout_s: int) -> SandboxPolicy:
+    cfg = ctx.sandbox
+    if cfg is None:
+        return SandboxPolicy(workspace=ctx.workspace, timeout_s=timeout_s, max_output=_MAX_OUTPUT)
+    return SandboxPolicy(
+        workspace=ctx.workspace,
+        timeout_s=timeout_s,
+        max_output=_MAX_OUTPUT,
+        network=cfg.network,
+        cpu_s=cfg.cpu_s,
+        memory_mb=cfg.memory_mb,
+        file_size_mb=cfg.file_size_mb,
+        max_procs=cfg.max_procs,
+        denied_paths=tuple(Path(p).expanduser() for p in cfg.denied_paths),
+    )
 
 
 def _code_danger(args: dict[str, Any], ctx: ToolContext) -> Verdict:
@@ -66,9 +84,7 @@ async def code_run(
         if language == "python"
         else ["/bin/sh", "-c", code]
     )
-    result = await run_sandboxed(
-        argv, SandboxPolicy(workspace=ctx.workspace, timeout_s=timeout_s, max_output=_MAX_OUTPUT)
-    )
+    result = await run_sandboxed(argv, _policy(ctx, timeout_s))
     if result.timed_out:
         return f"exit_code: killed after {timeout_s}s timeout"
     parts = [f"exit_code: {result.exit_code}"]

@@ -10,7 +10,7 @@ CHECKPOINT_KEY = "working_checkpoint"
 _CHECKPOINT_LIMIT = 1000
 
 
-@tool(timeout_s=600)
+@tool(timeout_s=600, interactive=True)
 def ask_user(question: str, ctx: ToolContext) -> str:
     """Ask the user a question and wait for the answer.
 
