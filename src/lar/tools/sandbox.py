@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -189,7 +190,7 @@ def _drop_cgroup(group: Path | None) -> None:
             group.rmdir()
             return
         except OSError:
-            continue
+            time.sleep(0.02)  # killed processes take a moment to leave the group
 
 
 async def _read_capped(stream: asyncio.StreamReader | None, limit: int) -> tuple[bytes, int]:
