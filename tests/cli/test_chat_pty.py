@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
+from _helpers import configure_mock, spawn_chat
 
 from lar.testing import MockOpenAIServer, text_reply, tool_call_reply
 
@@ -22,17 +22,8 @@ def test_chat_asks_and_n_denies_y_runs(lar_home: Path, tmp_path: Path) -> None:
         return text_reply("It was denied." if "did not allow" in last else "Written.")
 
     with MockOpenAIServer([write, after_tool, write, after_tool]) as srv:
-        (lar_home / "config.yaml").write_text(
-            f"model: mock\nmodels:\n  - {{name: mock, engine: openai, base_url: '{srv.url}'}}\n"
-        )
-        child = pexpect.spawn(
-            sys.executable,
-            ["-m", "lar", "chat"],
-            cwd=str(ws),
-            env={"LAR_HOME": str(lar_home), "PATH": "/usr/bin:/bin", "TERM": "dumb"},
-            encoding="utf-8",
-            timeout=60,
-        )
+        configure_mock(lar_home, srv.url)
+        child = spawn_chat(lar_home, ws)
         try:
             child.expect("you> ")
             child.sendline("write made.txt")
@@ -60,17 +51,8 @@ def test_btw_side_question_does_not_enter_the_conversation(lar_home: Path, tmp_p
         return text_reply(f"seen: {' | '.join(users)}")
 
     with MockOpenAIServer([reply], repeat_last=True) as srv:
-        (lar_home / "config.yaml").write_text(
-            f"model: mock\nmodels:\n  - {{name: mock, engine: openai, base_url: '{srv.url}'}}\n"
-        )
-        child = pexpect.spawn(
-            sys.executable,
-            ["-m", "lar", "chat"],
-            cwd=str(tmp_path),
-            env={"LAR_HOME": str(lar_home), "PATH": "/usr/bin:/bin", "TERM": "dumb"},
-            encoding="utf-8",
-            timeout=60,
-        )
+        configure_mock(lar_home, srv.url)
+        child = spawn_chat(lar_home, tmp_path)
         try:
             child.expect("you> ")
             child.sendline("first")

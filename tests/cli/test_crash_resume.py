@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _helpers import configure_mock, spawn_chat
 
 from lar.testing import MockOpenAIServer, text_reply, tool_call_reply
 
@@ -65,9 +66,7 @@ def setup(tmp: Path, url: str) -> tuple[Path, Path]:
     (home / "tools").mkdir(parents=True)
     ws.mkdir()
     (home / "tools" / "bump.py").write_text(TOOL)
-    (home / "config.yaml").write_text(
-        f"model: mock\nmodels:\n  - {{name: mock, engine: openai, base_url: '{url}'}}\n"
-    )
+    configure_mock(home, url)
     return home, ws
 
 
@@ -109,14 +108,7 @@ def test_chat_resume_picks_up_the_latest_interrupted_task(server, tmp_path: Path
     pexpect = pytest.importorskip("pexpect", reason="pexpect is a dev dependency")
     home, ws = setup(tmp_path, server.url)
     assert lar(home, ws, "run", "go", crash_after=7).returncode == -signal.SIGKILL
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "lar", "chat"],
-        cwd=str(ws),
-        env={"LAR_HOME": str(home), "PATH": "/usr/bin:/bin", "TERM": "dumb"},
-        encoding="utf-8",
-        timeout=60,
-    )
+    child = spawn_chat(home, ws)
     try:
         child.expect("you> ")
         child.sendline("/resume")
