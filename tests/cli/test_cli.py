@@ -151,3 +151,27 @@ def test_doctor_reports_the_sandbox_level(lar_home: Path) -> None:
     row = next(line for line in out.stdout.splitlines() if "sandbox" in line)
     assert isolation_level() in row
     assert "not assembled" in out.stdout and "lar model install" in out.stdout
+
+
+def test_memory_verify_names_the_edited_and_the_deleted_record(lar_home: Path) -> None:
+    import sqlite3
+
+    ids = [lar("memory", "add", f"fact number {i}", home=lar_home).stdout.strip() for i in range(4)]
+    assert all(i.startswith("m_") for i in ids)
+    ok = lar("memory", "verify", home=lar_home)
+    assert ok.returncode == 0 and "ok: 4 records" in ok.stdout
+    db = sqlite3.connect(lar_home / "lar.db")
+    db.execute("UPDATE memories SET content = 'forged' WHERE id = ?", (ids[1],))
+    db.commit()
+    out = lar("memory", "verify", home=lar_home)
+    assert out.returncode == 1
+    assert out.stdout.splitlines() == [
+        f"{ids[1]}: content_changed: content does not match its SHA-256"
+    ]
+    db.execute("DELETE FROM memories WHERE id = ?", (ids[3],))
+    db.commit()
+    db.close()
+    out = lar("memory", "verify", home=lar_home)
+    assert f"{ids[3]}: missing_at_end" in out.stdout
+    found = lar("memory", "search", "number", home=lar_home)
+    assert ids[0] in found.stdout

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from lar import __version__
+from lar.cli.memory import memory_app
 from lar.cli.render import StagedLog, console_err, print_error, short
 from lar.errors import LarError
 
@@ -23,6 +24,7 @@ app = typer.Typer(
 )
 model_app = typer.Typer(help="Manage local models.", no_args_is_help=True)
 app.add_typer(model_app, name="model")
+app.add_typer(memory_app, name="memory", no_args_is_help=True)
 
 
 def _version(value: bool) -> None:

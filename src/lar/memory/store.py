@@ -1,0 +1,275 @@
+"""Long-term memory store (M1, M2, M6, M8): records in SQLite with FTS5, versions and a hash chain.
+
+Every record carries the SHA-256 of its content and a chain hash over the previous record's chain
+hash and its own fields, so editing a record's content outside Lar, or deleting a record, is
+detected by ``verify``. Changes never overwrite: a new version supersedes the old one by a link,
+and every action is written to an append-only audit log. The database is ``$LAR_HOME/lar.db``
+(WAL, busy timeout, mode 0600), shared safely by several processes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from lar.errors import LarError
+
+__all__ = ["MemoryStore", "MemoryRecord", "MemoryType", "Problem", "RETENTION_DAYS"]
+
+MemoryType = Literal["preference", "fact", "task", "episode", "skill"]
+RETENTION_DAYS: dict[str, int | None] = {
+    "preference": 180,
+    "fact": 90,
+    "task": 7,
+    "episode": 30,
+    "skill": None,
+}
+_GENESIS = "0" * 64
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS memories (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    type TEXT NOT NULL,
+    content TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    source TEXT NOT NULL DEFAULT '',
+    confidence REAL NOT NULL DEFAULT 1.0,
+    created REAL NOT NULL,
+    access_level TEXT NOT NULL DEFAULT 'private',
+    retention_days INTEGER,
+    agent_id TEXT NOT NULL DEFAULT '',
+    session_id TEXT NOT NULL DEFAULT '',
+    supersedes TEXT,
+    superseded_by TEXT,
+    forgotten INTEGER NOT NULL DEFAULT 0,
+    prev_hash TEXT NOT NULL,
+    chain_hash TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+    content, content='memories', content_rowid='seq'
+);
+CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, content) VALUES (new.seq, new.content);
+END;
+CREATE TABLE IF NOT EXISTS memory_audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    memory_id TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT ''
+);
+CREATE TRIGGER IF NOT EXISTS memory_audit_append_only BEFORE UPDATE ON memory_audit BEGIN
+    SELECT RAISE(ABORT, 'the memory audit log is append-only');
+END;
+"""
+
+
+class MemoryError_(LarError):  # noqa: N801 - MemoryError is a builtin
+    pass
+
+
+@dataclass(slots=True)
+class MemoryRecord:
+    id: str
+    type: str
+    content: str
+    source: str
+    confidence: float
+    created: float
+    supersedes: str | None
+    superseded_by: str | None
+
+
+@dataclass(slots=True)
+class Problem:
+    memory_id: str
+    kind: Literal["content_changed", "fields_changed", "missing_before", "missing_at_end"]
+    detail: str
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _chain(prev: str, fields: dict[str, object]) -> str:
+    return _sha(prev + json.dumps(fields, sort_keys=True, separators=(",", ":")))
+
+
+_CHAINED = ("id", "type", "sha256", "source", "created", "supersedes")
+
+
+class MemoryStore:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fresh = not path.exists()
+        self.db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        if fresh:
+            os.chmod(path, 0o600)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA busy_timeout=30000")
+        self.db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _audit(self, actor: str, action: str, memory_id: str, detail: str = "") -> None:
+        self.db.execute(
+            "INSERT INTO memory_audit (at, actor, action, memory_id, detail) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (time.time(), actor, action, memory_id, detail),
+        )
+
+    def add(
+        self,
+        content: str,
+        *,
+        type: MemoryType = "fact",
+        source: str = "user",
+        confidence: float = 1.0,
+        supersedes: str | None = None,
+        actor: str = "user",
+        session_id: str = "",
+    ) -> str:
+        """Store a record and return its id; ``supersedes`` makes it a new version of another."""
+        if type not in RETENTION_DAYS:
+            raise MemoryError_(
+                f"unknown memory type {type!r}; allowed: {', '.join(RETENTION_DAYS)}"
+            )
+        content = content.strip()
+        if not content:
+            raise MemoryError_("a memory needs content")
+        memory_id = "m_" + secrets.token_hex(6)
+        fields: dict[str, object] = {
+            "id": memory_id,
+            "type": type,
+            "sha256": _sha(content),
+            "source": source,
+            "created": round(time.time(), 6),
+            "supersedes": supersedes,
+        }
+        # One writer at a time: the chain needs the previous hash and the new row atomically.
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            row = self.db.execute(
+                "SELECT chain_hash FROM memories ORDER BY seq DESC LIMIT 1"
+            ).fetchone()
+            prev = row[0] if row else _GENESIS
+            self.db.execute(
+                "INSERT INTO memories (id, type, content, sha256, source, confidence, created, "
+                "retention_days, session_id, supersedes, prev_hash, chain_hash) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    memory_id,
+                    type,
+                    content,
+                    fields["sha256"],
+                    source,
+                    confidence,
+                    fields["created"],
+                    RETENTION_DAYS[type],
+                    session_id,
+                    supersedes,
+                    prev,
+                    _chain(prev, fields),
+                ),
+            )
+            if supersedes:
+                cur = self.db.execute(
+                    "UPDATE memories SET superseded_by = ? WHERE id = ? AND superseded_by IS NULL",
+                    (memory_id, supersedes),
+                )
+                if cur.rowcount == 0:
+                    raise MemoryError_(
+                        f"cannot supersede {supersedes!r}: unknown or already superseded"
+                    )
+            self._audit(actor, "supersede" if supersedes else "add", memory_id, supersedes or "")
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return memory_id
+
+    def forget(self, memory_id: str, *, actor: str = "user") -> None:
+        """Hide a record from recall; the record and its history stay (audited)."""
+        cur = self.db.execute("UPDATE memories SET forgotten = 1 WHERE id = ?", (memory_id,))
+        if cur.rowcount == 0:
+            raise MemoryError_(f"no memory {memory_id!r}")
+        self._audit(actor, "forget", memory_id)
+
+    def _records(self, where: str, args: tuple[object, ...] = ()) -> list[MemoryRecord]:
+        rows = self.db.execute(
+            "SELECT id, type, content, source, confidence, created, supersedes, superseded_by "
+            f"FROM memories WHERE {where}",
+            args,
+        ).fetchall()
+        return [MemoryRecord(*r) for r in rows]
+
+    def records(self, *, include_old: bool = False) -> list[MemoryRecord]:
+        where = "forgotten = 0" + ("" if include_old else " AND superseded_by IS NULL")
+        return self._records(where + " ORDER BY seq")
+
+    def search(self, query: str, k: int = 5) -> list[tuple[MemoryRecord, float]]:
+        """BM25 over current, remembered records (best first)."""
+        terms = [t for t in "".join(c if c.isalnum() else " " for c in query).split() if t]
+        if not terms:
+            return []
+        match = " OR ".join(f'"{t}"' for t in terms)
+        rows = self.db.execute(
+            "SELECT m.id, m.type, m.content, m.source, m.confidence, m.created, m.supersedes, "
+            "m.superseded_by, bm25(memories_fts) AS score FROM memories_fts "
+            "JOIN memories m ON m.seq = memories_fts.rowid "
+            "WHERE memories_fts MATCH ? AND m.forgotten = 0 AND m.superseded_by IS NULL "
+            "ORDER BY score LIMIT ?",
+            (match, k),
+        ).fetchall()
+        return [(MemoryRecord(*r[:8]), -float(r[8])) for r in rows]
+
+    def audit(self) -> list[tuple[float, str, str, str, str]]:
+        rows = self.db.execute(
+            "SELECT at, actor, action, memory_id, detail FROM memory_audit ORDER BY seq"
+        )
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in rows.fetchall()]
+
+    def verify(self) -> list[Problem]:
+        """Recompute content hashes and the chain; each problem names the record at fault."""
+        problems: list[Problem] = []
+        prev = _GENESIS
+        rows = self.db.execute(
+            "SELECT id, type, content, sha256, source, created, supersedes, prev_hash, chain_hash "
+            "FROM memories ORDER BY seq"
+        ).fetchall()
+        for mid, mtype, content, sha, source, created, supersedes, prev_hash, chain in rows:
+            if _sha(content) != sha:
+                problems.append(
+                    Problem(mid, "content_changed", "content does not match its SHA-256")
+                )
+            if prev_hash != prev:
+                problems.append(
+                    Problem(mid, "missing_before", "the record before it was deleted or altered")
+                )
+            fields = dict(
+                zip(_CHAINED, (mid, mtype, sha, source, created, supersedes), strict=True)
+            )
+            if _chain(prev_hash, fields) != chain:
+                problems.append(
+                    Problem(mid, "fields_changed", "its fields do not match its chain hash")
+                )
+            prev = chain
+        audited = self.db.execute(
+            "SELECT memory_id FROM memory_audit WHERE action IN ('add', 'supersede') ORDER BY seq"
+        ).fetchall()
+        present = {r[0] for r in rows}
+        for (mid,) in audited:
+            if mid not in present:
+                problems.append(Problem(mid, "missing_at_end", "audited as added but not present"))
+        return problems
