@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from lar.db import connect
 from lar.errors import LarError
 from lar.types import Message, ToolCall, ToolResult, from_dict, to_dict
 
@@ -73,15 +73,7 @@ class TaskStore:
     def __init__(self, path: Path, *, redact: Callable[[str], str] | None = None) -> None:
         self.path = path
         self._redact = redact or (lambda text: text)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fresh = not path.exists()
-        self.db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        if fresh:
-            os.chmod(path, 0o600)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA busy_timeout=30000")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(_SCHEMA)
+        self.db = connect(path, _SCHEMA)
 
     def close(self) -> None:
         self.db.close()

@@ -11,7 +11,7 @@ import typer
 from lar import __version__
 from lar.cli.memory import memory_app
 from lar.cli.render import StagedLog, console_err, print_error, short
-from lar.errors import LarError
+from lar.errors import ConfigError, LarError
 
 __all__ = ["app"]
 
@@ -172,6 +172,30 @@ def run(
     Tools that change things (file_write, file_patch, code_run) need confirmation: without
     --yes they are denied and the model is told so.
     """
+    _run_cli(
+        lambda agent: agent.stream(text),
+        yes=yes,
+        json_out=json_out,
+        quiet=quiet,
+        model=model,
+        track=track,
+        workspace=workspace,
+        max_turns=max_turns,
+    )
+
+
+def _run_cli(
+    events: Any,
+    *,
+    yes: bool,
+    json_out: bool,
+    quiet: bool,
+    model: str | None = None,
+    track: str | None = None,
+    workspace: Path | None = None,
+    max_turns: int | None = None,
+) -> None:
+    """Build the agent for a non-interactive command and print what ``events(agent)`` yields."""
     try:
         agent = _make_agent(
             model=model,
@@ -182,10 +206,14 @@ def run(
             ask_user=_ask_stdin,
             quiet=quiet or json_out,
         )
-        _consume(agent, agent.stream(text), json_out=json_out, quiet=quiet)
+        _consume(agent, events(agent), json_out=json_out, quiet=quiet)
     except LarError as exc:
         print_error(exc)
-        raise typer.Exit(2 if type(exc).__name__ == "ConfigError" else 1) from None
+        raise typer.Exit(_exit_code(exc)) from None
+
+
+def _exit_code(exc: LarError) -> int:
+    return 2 if isinstance(exc, ConfigError) else 1
 
 
 def _consume(agent: Any, events: Any, *, json_out: bool, quiet: bool) -> None:
@@ -231,20 +259,7 @@ def resume(
 
     Tool calls that completed before the interruption are not run again.
     """
-    try:
-        agent = _make_agent(
-            model=None,
-            track=None,
-            workspace=None,
-            max_turns=None,
-            approver=_allow_all if yes else _deny_all,
-            ask_user=_ask_stdin,
-            quiet=quiet or json_out,
-        )
-        _consume(agent, agent.resume(task_id), json_out=json_out, quiet=quiet)
-    except LarError as exc:
-        print_error(exc)
-        raise typer.Exit(1) from None
+    _run_cli(lambda agent: agent.resume(task_id), yes=yes, json_out=json_out, quiet=quiet)
 
 
 @app.command()
@@ -301,7 +316,7 @@ def chat(
         ).loop()
     except LarError as exc:
         print_error(exc)
-        raise typer.Exit(2 if type(exc).__name__ == "ConfigError" else 1) from None
+        raise typer.Exit(_exit_code(exc)) from None
 
 
 @app.command()

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import secrets
-import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from lar.db import connect
 from lar.errors import LarError
 
 __all__ = ["MemoryStore", "MemoryRecord", "MemoryType", "Problem", "RETENTION_DAYS"]
@@ -110,14 +109,7 @@ _CHAINED = ("id", "type", "sha256", "source", "created", "supersedes")
 class MemoryStore:
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fresh = not path.exists()
-        self.db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        if fresh:
-            os.chmod(path, 0o600)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA busy_timeout=30000")
-        self.db.executescript(_SCHEMA)
+        self.db = connect(path, _SCHEMA)
 
     def close(self) -> None:
         self.db.close()

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from pathlib import Path
 from typing import Literal
 
+from lar.db import connect
 from lar.tools.base import ToolContext, tool
 
 __all__ = ["notes", "todo"]
@@ -26,16 +26,7 @@ CREATE TABLE IF NOT EXISTS notes (
 def _db(ctx: ToolContext) -> sqlite3.Connection:
     if ctx.home is None:
         raise RuntimeError("notes need a Lar home directory; none is configured for this run")
-    path = Path(ctx.home) / "lar.db"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fresh = not path.exists()
-    db = sqlite3.connect(path, timeout=30, isolation_level=None)
-    if fresh:
-        os.chmod(path, 0o600)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA busy_timeout=30000")
-    db.executescript(_SCHEMA)
-    return db
+    return connect(Path(ctx.home) / "lar.db", _SCHEMA)
 
 
 def _listing(db: sqlite3.Connection, kind: str) -> str:
