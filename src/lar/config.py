@@ -31,6 +31,7 @@ __all__ = [
     "AgentSettings",
     "SandboxSettings",
     "LarConfig",
+    "MemorySettings",
     "ModelConfig",
     "ToolsConfig",
     "load_config",
@@ -121,12 +122,28 @@ class ToolsConfig(_Strict):
     ones are still refused."""
 
 
+class MemorySettings(_Strict):
+    """Long-term memory (lar.db) and recall."""
+
+    embedder: str | None = "all-minilm-l6-v2"
+    """Sentence-embedding model for recall by meaning; null: BM25 only."""
+    recall_k: int = Field(5, ge=1, le=50)
+    threshold: float = Field(0.25, ge=-1.0, le=1.0)
+    """Cosine similarity below which a memory is not recalled (empty beats wrong)."""
+    retention_days: dict[Literal["preference", "fact", "task", "episode", "skill"], int | None] = (
+        Field(default_factory=dict)
+    )
+    """Overrides of the default retention (preference 180, fact 90, task 7, episode 365 days;
+    skill: kept); null keeps a type forever."""
+
+
 class LarConfig(_Strict):
     model: str = DEFAULT_MODEL_NAME
     fallbacks: list[str] = Field(default_factory=list)
     models: list[ModelConfig] = Field(default_factory=list)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
     home: Path = Field(default_factory=lambda: lar_home(), exclude=True)
     crash_after: int | None = Field(None, exclude=True)
     """Tests only (``LAR_TEST_CRASH_AFTER``): SIGKILL the process after that many task steps."""

@@ -1,4 +1,4 @@
-"""The memory store: records, versions, BM25 search, audit, and tamper detection (M2, M6)."""
+"""The memory store: records, versions, BM25-only recall, audit, and tamper detection (M2, M6)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from lar.memory.recall import recall
 from lar.memory.store import MemoryError_, MemoryStore
 
 
@@ -20,14 +21,14 @@ def store(tmp_path: Path) -> MemoryStore:
 def test_add_search_and_versions(store: MemoryStore) -> None:
     a = store.add("The user prefers tea over coffee", type="preference")
     store.add("The project deadline is in March", type="fact")
-    (hit, score), *_ = store.search("what does the user drink, tea or coffee?")
-    assert hit.id == a and score > 0
+    first, *_ = recall(store, "what does the user drink, tea or coffee?")
+    assert first.record.id == a and first.score > 0 and first.cosine is None  # BM25 only
     b = store.add("The user now prefers green tea", type="preference", supersedes=a)
     current = [r.id for r in store.records()]
     assert a not in current and b in current  # superseded, never overwritten
     old = {r.id: r for r in store.records(include_old=True)}[a]
     assert old.superseded_by == b and old.content == "The user prefers tea over coffee"
-    assert [r.id for r, _ in store.search("tea")] == [b]
+    assert [r.record.id for r in recall(store, "tea")] == [b]
     with pytest.raises(MemoryError_, match="already superseded"):
         store.add("x", supersedes=a)
     assert [e[2] for e in store.audit()] == ["add", "add", "supersede"]
@@ -36,7 +37,7 @@ def test_add_search_and_versions(store: MemoryStore) -> None:
 def test_forget_hides_but_keeps_history(store: MemoryStore) -> None:
     m = store.add("Bob's phone number is 555-0100")
     store.forget(m)
-    assert store.search("phone") == [] and store.records() == []
+    assert recall(store, "phone") == [] and store.records() == []
     assert store.verify() == []
     assert store.audit()[-1][2:4] == ("forget", m)
 

@@ -19,9 +19,10 @@ memory_app = typer.Typer(help="Long-term memory: add, list, search, forget, veri
 
 def _store() -> MemoryStore:
     from lar.config import load_config
+    from lar.memory import open_store
 
     try:
-        return MemoryStore(load_config().home / "lar.db")
+        return open_store(load_config())
     except LarError as exc:
         print_error(exc)
         raise typer.Exit(2) from None
@@ -60,15 +61,26 @@ def list_(
 
 @memory_app.command("search")
 def search(
-    query: Annotated[str, typer.Argument(help="Words to look for.")],
-    k: Annotated[int, typer.Option(min=1, max=100, help="How many results.")] = 5,
+    query: Annotated[str, typer.Argument(help="A question or words to look for.")],
+    k: Annotated[int, typer.Option(min=1, max=100, help="How many results at most.")] = 5,
 ) -> None:
-    """Full-text search (BM25) over current memories."""
+    """Recall as the agent does: BM25 and meaning fused, a time window if named, a threshold."""
+    from lar.memory.recall import recall
+
     store = _store()
-    table = Table("score", "id", "type", "content")
-    for r, score in store.search(query, k):
-        table.add_row(f"{score:.2f}", r.id, r.type, short(r.content, 80))
-    store.close()
+    try:
+        found = recall(store, query, k=k, session_id="cli")
+    finally:
+        store.close()
+    if not found:
+        typer.echo("nothing recalled (no memory is close enough)")
+        return
+    table = Table("score", "cosine", "id", "type", "content")
+    for r in found:
+        cosine = "" if r.cosine is None else f"{r.cosine:.2f}"
+        table.add_row(
+            f"{r.score:.4f}", cosine, r.record.id, r.record.type, short(r.record.content, 80)
+        )
     Console().print(table)
 
 

@@ -13,21 +13,24 @@ import hashlib
 import json
 import secrets
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from lar.db import connect
 from lar.errors import LarError
+from lar.memory.embed import CachedEmbedder, Embedder
+from lar.memory.vectors import VectorIndex
 
-__all__ = ["MemoryStore", "MemoryRecord", "MemoryType", "Problem", "RETENTION_DAYS"]
+__all__ = ["MemoryStore", "MemoryRecord", "MemoryType", "Problem", "RETENTION_DAYS", "NewMemory"]
 
 MemoryType = Literal["preference", "fact", "task", "episode", "skill"]
 RETENTION_DAYS: dict[str, int | None] = {
     "preference": 180,
     "fact": 90,
     "task": 7,
-    "episode": 30,
+    "episode": 365,
     "skill": None,
 }
 _GENESIS = "0" * 64
@@ -55,6 +58,7 @@ CREATE TABLE IF NOT EXISTS memories (
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
     content, content='memories', content_rowid='seq'
 );
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_vocab USING fts5vocab(memories_fts, 'row');
 CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
     INSERT INTO memories_fts(rowid, content) VALUES (new.seq, new.content);
 END;
@@ -69,6 +73,18 @@ CREATE TABLE IF NOT EXISTS memory_audit (
 CREATE TRIGGER IF NOT EXISTS memory_audit_append_only BEFORE UPDATE ON memory_audit BEGIN
     SELECT RAISE(ABORT, 'the memory audit log is append-only');
 END;
+CREATE TRIGGER IF NOT EXISTS memory_audit_no_delete BEFORE DELETE ON memory_audit BEGIN
+    SELECT RAISE(ABORT, 'the memory audit log is append-only');
+END;
+CREATE INDEX IF NOT EXISTS memories_created ON memories (created);
+CREATE TABLE IF NOT EXISTS memory_recalls (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    session_id TEXT NOT NULL DEFAULT '',
+    query TEXT NOT NULL,
+    window TEXT NOT NULL DEFAULT '',
+    results TEXT NOT NULL
+);
 """
 
 
@@ -86,6 +102,21 @@ class MemoryRecord:
     created: float
     supersedes: str | None
     superseded_by: str | None
+
+
+_RECORD_COLUMNS = "id, type, content, source, confidence, created, supersedes, superseded_by"
+
+
+@dataclass(slots=True)
+class NewMemory:
+    """One record for ``add_many`` (bulk import, consolidation, benchmarks)."""
+
+    content: str
+    type: MemoryType = "fact"
+    source: str = "user"
+    confidence: float = 1.0
+    created: float | None = None
+    session_id: str = ""
 
 
 @dataclass(slots=True)
@@ -107,11 +138,65 @@ _CHAINED = ("id", "type", "sha256", "source", "created", "supersedes")
 
 
 class MemoryStore:
-    def __init__(self, path: Path) -> None:
+    """The long-term store; with an embedder, every record also gets a vector for recall."""
+
+    def __init__(
+        self,
+        path: Path,
+        embedder: Embedder | None = None,
+        *,
+        index_dir: Path | None = None,
+        retention: Mapping[Any, int | None] | None = None,
+    ) -> None:
         self.path = path
         self.db = connect(path, _SCHEMA)
+        self.retention = {**RETENTION_DAYS, **(retention or {})}
+        self.embedder: CachedEmbedder | None = None
+        self.vectors: VectorIndex | None = None
+        if embedder is not None:
+            self.embedder = CachedEmbedder(embedder, self.db)
+            index_path = index_dir / f"vectors-{embedder.name}.usearch" if index_dir else None
+            self.vectors = VectorIndex(self.db, embedder.name, embedder.dim, index_path)
+            self._backfill()
+
+    def _backfill(self) -> None:
+        """Give a vector to records written without one (embedder off, or another model)."""
+        assert self.embedder is not None
+        total = self.db.execute("SELECT count(*) FROM memories").fetchone()[0]
+        have = self.db.execute(
+            "SELECT count(DISTINCT memory_seq) FROM memory_vectors WHERE model = ?",
+            (self.embedder.name,),
+        ).fetchone()[0]
+        if have >= total:
+            return
+        rows = self.db.execute(
+            "SELECT seq, content, sha256 FROM memories WHERE seq NOT IN "
+            "(SELECT memory_seq FROM memory_vectors WHERE model = ?) ORDER BY seq",
+            (self.embedder.name,),
+        ).fetchall()
+        for start in range(0, len(rows), 256):
+            part = rows[start : start + 256]
+            self.embedder.encode([r[1] for r in part])
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                for seq, _, sha in part:
+                    if not self.db.execute(
+                        "SELECT 1 FROM memory_vectors WHERE memory_seq = ? AND model = ?",
+                        (seq, self.embedder.name),
+                    ).fetchone():
+                        self.db.execute(
+                            "INSERT INTO memory_vectors (memory_seq, model, sha256) "
+                            "VALUES (?, ?, ?)",
+                            (seq, self.embedder.name, sha),
+                        )
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
 
     def close(self) -> None:
+        if self.vectors is not None:
+            self.vectors.close()
         self.db.close()
 
     def _audit(self, actor: str, action: str, memory_id: str, detail: str = "") -> None:
@@ -131,24 +216,30 @@ class MemoryStore:
         supersedes: str | None = None,
         actor: str = "user",
         session_id: str = "",
+        created: float | None = None,
     ) -> str:
         """Store a record and return its id; ``supersedes`` makes it a new version of another."""
-        if type not in RETENTION_DAYS:
-            raise MemoryError_(
-                f"unknown memory type {type!r}; allowed: {', '.join(RETENTION_DAYS)}"
-            )
-        content = content.strip()
-        if not content:
-            raise MemoryError_("a memory needs content")
-        memory_id = "m_" + secrets.token_hex(6)
-        fields: dict[str, object] = {
-            "id": memory_id,
-            "type": type,
-            "sha256": _sha(content),
-            "source": source,
-            "created": round(time.time(), 6),
-            "supersedes": supersedes,
-        }
+        item = NewMemory(content, type, source, confidence, created, session_id)
+        return self.add_many([item], actor=actor, supersedes=supersedes)[0]
+
+    def add_many(
+        self, items: list[NewMemory], *, actor: str = "user", supersedes: str | None = None
+    ) -> list[str]:
+        """Store records in one transaction (vectors encoded first, outside it)."""
+        if supersedes and len(items) != 1:
+            raise MemoryError_("a new version supersedes one record at a time")
+        for item in items:
+            if item.type not in RETENTION_DAYS:
+                raise MemoryError_(
+                    f"unknown memory type {item.type!r}; allowed: {', '.join(RETENTION_DAYS)}"
+                )
+            item.content = item.content.strip()
+            if not item.content:
+                raise MemoryError_("a memory needs content")
+        if self.embedder is not None:
+            self.embedder.encode([item.content for item in items])  # into the cache
+        ids: list[str] = []
+        now = round(time.time(), 6)
         # One writer at a time: the chain needs the previous hash and the new row atomically.
         self.db.execute("BEGIN IMMEDIATE")
         try:
@@ -156,40 +247,60 @@ class MemoryStore:
                 "SELECT chain_hash FROM memories ORDER BY seq DESC LIMIT 1"
             ).fetchone()
             prev = row[0] if row else _GENESIS
-            self.db.execute(
-                "INSERT INTO memories (id, type, content, sha256, source, confidence, created, "
-                "retention_days, session_id, supersedes, prev_hash, chain_hash) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    memory_id,
-                    type,
-                    content,
-                    fields["sha256"],
-                    source,
-                    confidence,
-                    fields["created"],
-                    RETENTION_DAYS[type],
-                    session_id,
-                    supersedes,
-                    prev,
-                    _chain(prev, fields),
-                ),
-            )
+            for item in items:
+                memory_id = "m_" + secrets.token_hex(6)
+                fields: dict[str, object] = {
+                    "id": memory_id,
+                    "type": item.type,
+                    "sha256": _sha(item.content),
+                    "source": item.source,
+                    "created": now if item.created is None else round(item.created, 6),
+                    "supersedes": supersedes,
+                }
+                chain = _chain(prev, fields)
+                cur = self.db.execute(
+                    "INSERT INTO memories (id, type, content, sha256, source, confidence, "
+                    "created, retention_days, session_id, supersedes, prev_hash, chain_hash) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        memory_id,
+                        item.type,
+                        item.content,
+                        fields["sha256"],
+                        item.source,
+                        item.confidence,
+                        fields["created"],
+                        self.retention[item.type],
+                        item.session_id,
+                        supersedes,
+                        prev,
+                        chain,
+                    ),
+                )
+                if self.embedder is not None:
+                    self.db.execute(
+                        "INSERT INTO memory_vectors (memory_seq, model, sha256) VALUES (?, ?, ?)",
+                        (cur.lastrowid, self.embedder.name, fields["sha256"]),
+                    )
+                self._audit(
+                    actor, "supersede" if supersedes else "add", memory_id, supersedes or ""
+                )
+                prev = chain
+                ids.append(memory_id)
             if supersedes:
                 cur = self.db.execute(
                     "UPDATE memories SET superseded_by = ? WHERE id = ? AND superseded_by IS NULL",
-                    (memory_id, supersedes),
+                    (ids[-1], supersedes),
                 )
                 if cur.rowcount == 0:
                     raise MemoryError_(
                         f"cannot supersede {supersedes!r}: unknown or already superseded"
                     )
-            self._audit(actor, "supersede" if supersedes else "add", memory_id, supersedes or "")
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-        return memory_id
+        return ids
 
     def forget(self, memory_id: str, *, actor: str = "user") -> None:
         """Hide a record from recall; the record and its history stay (audited)."""
@@ -200,31 +311,13 @@ class MemoryStore:
 
     def _records(self, where: str, args: tuple[object, ...] = ()) -> list[MemoryRecord]:
         rows = self.db.execute(
-            "SELECT id, type, content, source, confidence, created, supersedes, superseded_by "
-            f"FROM memories WHERE {where}",
-            args,
+            f"SELECT {_RECORD_COLUMNS} FROM memories WHERE {where}", args
         ).fetchall()
         return [MemoryRecord(*r) for r in rows]
 
     def records(self, *, include_old: bool = False) -> list[MemoryRecord]:
         where = "forgotten = 0" + ("" if include_old else " AND superseded_by IS NULL")
         return self._records(where + " ORDER BY seq")
-
-    def search(self, query: str, k: int = 5) -> list[tuple[MemoryRecord, float]]:
-        """BM25 over current, remembered records (best first)."""
-        terms = [t for t in "".join(c if c.isalnum() else " " for c in query).split() if t]
-        if not terms:
-            return []
-        match = " OR ".join(f'"{t}"' for t in terms)
-        rows = self.db.execute(
-            "SELECT m.id, m.type, m.content, m.source, m.confidence, m.created, m.supersedes, "
-            "m.superseded_by, bm25(memories_fts) AS score FROM memories_fts "
-            "JOIN memories m ON m.seq = memories_fts.rowid "
-            "WHERE memories_fts MATCH ? AND m.forgotten = 0 AND m.superseded_by IS NULL "
-            "ORDER BY score LIMIT ?",
-            (match, k),
-        ).fetchall()
-        return [(MemoryRecord(*r[:8]), -float(r[8])) for r in rows]
 
     def audit(self) -> list[tuple[float, str, str, str, str]]:
         rows = self.db.execute(
