@@ -4,8 +4,11 @@ import pytest
 
 from lar.types import (
     EVENT_TYPES,
+    ContextCompressed,
     ErrorEvent,
     Final,
+    MemoryRecalled,
+    MemoryWritten,
     Message,
     ModelCalled,
     ModelResponse,
@@ -35,6 +38,10 @@ EVENTS = [
     ),
     ToolCallFinished(ToolResult("c2", "add", "3", value=3), 0.1),
     Notice("repaired", "fixed"),
+    MemoryRecalled("tea?", [{"id": "m_1", "score": 0.03, "cosine": 0.61, "bm25_rank": None}]),
+    MemoryWritten("superseded", "I prefer coffee.", "m_2", "m_1"),
+    MemoryWritten("refused", "pid 42 runs", reason="holds a process id"),
+    ContextCompressed("history", 1800, 420, "3 rounds summarized"),
     Final("done", "answer", Usage(1, 2), 12.0, 2),
     ErrorEvent("engine_error", "down"),
 ]

@@ -8,9 +8,12 @@ import re
 from collections.abc import Iterable, Iterator
 
 from lar.types import (
+    ContextCompressed,
     ErrorEvent,
     Event,
     Final,
+    MemoryRecalled,
+    MemoryWritten,
     Notice,
     TextDelta,
     ToolCallFinished,
@@ -60,6 +63,14 @@ def _texts(event: Event) -> Iterator[str]:
         yield event.text
     elif isinstance(event, Notice | ErrorEvent):
         yield event.message
+    elif isinstance(event, MemoryRecalled):
+        yield event.query
+        yield json.dumps(event.items, default=str)
+    elif isinstance(event, MemoryWritten):
+        yield from (event.action, event.content, event.reason)
+        yield from (event.memory_id or "", event.replaced or "")
+    elif isinstance(event, ContextCompressed):
+        yield from (event.part, event.detail)
     elif isinstance(event, ToolCallStarted):
         yield event.call.raw or ""
         if event.call.arguments:

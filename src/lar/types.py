@@ -31,6 +31,9 @@ __all__ = [
     "ToolCallStarted",
     "ToolCallFinished",
     "Notice",
+    "MemoryRecalled",
+    "MemoryWritten",
+    "ContextCompressed",
     "Final",
     "ErrorEvent",
     "Event",
@@ -188,6 +191,38 @@ class Notice:
 
 
 @dataclass(slots=True)
+class MemoryRecalled:
+    """Memories recalled for the user's message (M3), with their scores."""
+
+    type: ClassVar[str] = "memory_recalled"
+    query: str
+    items: list[dict[str, Any]]
+
+
+@dataclass(slots=True)
+class MemoryWritten:
+    """A write-policy decision (M4): stored, merged, superseded or refused (with the reason)."""
+
+    type: ClassVar[str] = "memory_written"
+    action: str
+    content: str
+    memory_id: str | None = None
+    replaced: str | None = None
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class ContextCompressed:
+    """The prompt was cut to fit the context (X3, X5): which part, tokens before and after."""
+
+    type: ClassVar[str] = "context_compressed"
+    part: str
+    before: int
+    after: int
+    detail: str = ""
+
+
+@dataclass(slots=True)
 class Final:
     type: ClassVar[str] = "final"
     text: str
@@ -205,7 +240,17 @@ class ErrorEvent:
 
 
 Event = Union[  # noqa: UP007 - a runtime alias; typing.get_args needs the Union form
-    RunStarted, TextDelta, ModelCalled, ToolCallStarted, ToolCallFinished, Notice, Final, ErrorEvent
+    RunStarted,
+    TextDelta,
+    ModelCalled,
+    ToolCallStarted,
+    ToolCallFinished,
+    Notice,
+    MemoryRecalled,
+    MemoryWritten,
+    ContextCompressed,
+    Final,
+    ErrorEvent,
 ]
 EVENT_TYPES: dict[str, type[Any]] = {cls.type: cls for cls in typing.get_args(Event)}
 

@@ -11,22 +11,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from lar.agents.loop import DEFAULT_SYSTEM_PROMPT, LoopSettings, Track, run_loop
+from lar.agents.loop import DEFAULT_SYSTEM_PROMPT, MEMORY_KEY, LoopSettings, Track, run_loop
 from lar.agents.state import TaskRecorder, TaskStore
 from lar.config import LarConfig, load_config
 from lar.engines.base import Engine, exclusive_loop
 from lar.engines.catalog import lookup
 from lar.engines.factory import build_engine
 from lar.errors import EngineError, LarError
+from lar.memory.agent_memory import AgentMemory
 from lar.redact import Redactor
 from lar.tools.base import Tool, ToolContext
+from lar.tools.builtin.interaction import CHECKPOINT_KEY
 from lar.tools.executor import Approver, ToolExecutor
 from lar.types import (
     ErrorEvent,
     Event,
     ExecutedCall,
     Final,
+    MemoryRecalled,
+    MemoryWritten,
     Message,
+    RunStarted,
     ToolCall,
     ToolCallFinished,
     ToolCallStarted,
@@ -87,6 +92,8 @@ class Agent:
         max_tokens: int | None = None,
         on_model_progress: Progress | None = None,
         tasks: TaskStore | None = None,
+        memory: AgentMemory | bool = False,
+        session_id: str | None = None,
     ) -> None:
         from lar.tools.base import tool as make_tool
 
@@ -136,7 +143,21 @@ class Agent:
         self.ask_user = ask_user
         self.state: dict[str, Any] = {}
         self.tasks = tasks
+        self.session_id = session_id or "s_" + secrets.token_hex(6)
+        if memory is True:
+            from lar.memory import open_store
+
+            memory = AgentMemory(
+                open_store(self.config),
+                k=self.config.memory.recall_k,
+                threshold=self.config.memory.threshold,
+            )
+        self.memory: AgentMemory | None = memory or None
         self.redactor = Redactor([*self.config.secrets(), *([api_key] if api_key else [])])
+        if self.memory is not None:
+            self.memory.session_id = self.session_id
+            own, agent_mask = self.memory.redact, self.redactor.text
+            self.memory.redact = lambda text: agent_mask(own(text))
         self._loop: asyncio.AbstractEventLoop | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
 
@@ -156,8 +177,40 @@ class Agent:
         if self.tasks is not None:
             self.tasks.create(run_id, text, self.engine.name)
             recorder = self._recorder(run_id)
-        async for event in self._drive(messages, run_id, recorder, stream_text):
+        memory_events = self._memory_begin(text) if self.memory is not None else []
+        async for event in self._drive(messages, run_id, recorder, stream_text, memory_events):
             yield event
+        if self.memory is not None:
+            self.memory.save_working(
+                text, _final_text(messages), self.state.get(CHECKPOINT_KEY, "")
+            )
+
+    def _memory_begin(self, text: str) -> list[Event]:
+        """Recall for the message, store its statements, and set the prompt's memory part."""
+        assert self.memory is not None
+        recalled = self.memory.begin(text)
+        events: list[Event] = [MemoryRecalled(text, [r.as_log() for r in recalled])]
+        for outcome in self.memory.observe_user(text):
+            events.append(
+                MemoryWritten(
+                    outcome.action,
+                    outcome.content,
+                    outcome.memory_id,
+                    outcome.replaced,
+                    outcome.reason,
+                )
+            )
+        parts = []
+        index = self.memory.index_lines()
+        if index:
+            parts.append("Memory index (use memory_search for details):\n" + "\n".join(index))
+        if recalled:
+            parts.append(self.memory.render(recalled))
+        working = self.memory.working()
+        if working:
+            parts.append(f"Working memory: {working}")
+        self.state[MEMORY_KEY] = "\n\n".join(parts)
+        return events
 
     async def aresume(self, task_id: str, *, stream_text: bool = True) -> AsyncIterator[Event]:
         """Continue a task from its last checkpoint; completed tool calls are not run again."""
@@ -181,6 +234,7 @@ class Agent:
         run_id: str,
         recorder: TaskRecorder | None,
         stream_text: bool,
+        memory_events: list[Event] | None = None,
     ) -> AsyncIterator[Event]:
         ctx = ToolContext(
             workspace=self.workspace,
@@ -189,13 +243,18 @@ class Agent:
             state=self.state,
             ask_user=self.ask_user,
             sandbox=self.config.tools.sandbox,
+            memory=self.memory,
         )
         settings = self.settings
         if settings.stream != stream_text:
             settings = LoopSettings(**{**_fields(settings), "stream": stream_text})
         async for event in run_loop(self.engine, self.executor, messages, ctx, settings, recorder):
-            event = self.redactor.event(event)
-            yield event
+            if isinstance(event, ToolCallFinished) and self.memory is not None:
+                self.memory.note_result(event.result.ok, event.result.content)
+            yield self.redactor.event(event)
+            if isinstance(event, RunStarted):
+                for extra in memory_events or ():
+                    yield self.redactor.event(extra)
 
     async def arun(self, text: str, *, history: list[Message] | None = None) -> RunResult:
         events: list[Event] = []
@@ -302,11 +361,14 @@ class Agent:
             loop.run_until_complete(_aclose(agen))
 
     def close(self) -> None:
-        """Release the event loop, HTTP connections and tool threads."""
+        """Release the event loop, HTTP connections, tool threads and the memory store."""
         if self._finalizer is not None:
             self._finalizer()
         else:
             self.executor.close()
+        if self.memory is not None:
+            self.memory.store.close()
+            self.memory = None
         self._loop = None
         self._finalizer = None
 
@@ -337,6 +399,13 @@ async def _aclose(agen: AsyncIterator[Event]) -> None:
     close = getattr(agen, "aclose", None)
     if close is not None:
         await close()
+
+
+def _final_text(messages: list[Message]) -> str:
+    for m in reversed(messages):
+        if m.role == "assistant" and not m.tool_calls:
+            return m.content
+    return "(no answer)"
 
 
 def _fields(settings: LoopSettings) -> dict[str, Any]:

@@ -48,7 +48,10 @@ from lar.types import (
     Usage,
 )
 
-__all__ = ["LoopSettings", "run_loop", "DEFAULT_SYSTEM_PROMPT"]
+__all__ = ["LoopSettings", "run_loop", "DEFAULT_SYSTEM_PROMPT", "MEMORY_KEY"]
+
+MEMORY_KEY = "memory_context"
+"""``ctx.state`` key: what memory contributes to the system prompt (index, recall, last task)."""
 
 Track = Literal["native", "protocol"]
 
@@ -79,6 +82,9 @@ def _system_message(
         text = protocol_system_prompt(base, tools)
     else:
         text = base
+    memory = ctx.state.get(MEMORY_KEY)
+    if memory:
+        text += f"\n\n{memory}"
     checkpoint = ctx.state.get(CHECKPOINT_KEY)
     if checkpoint:
         text += f"\n\nYour working checkpoint (your own notes on this task):\n{checkpoint}"

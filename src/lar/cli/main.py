@@ -57,6 +57,13 @@ WorkspaceOpt = Annotated[
     Path | None,
     typer.Option(help="Directory the file and code tools work in (default: current directory)."),
 ]
+NoMemoryOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-memory",
+        help="Neither recall nor store memories (the agent still sees this conversation).",
+    ),
+]
 
 
 def _make_agent(
@@ -68,6 +75,7 @@ def _make_agent(
     approver: Any,
     ask_user: Any,
     quiet: bool,
+    memory: bool = True,
 ) -> Any:
     from lar.agents.agent import Agent
     from lar.agents.state import TaskStore
@@ -94,6 +102,7 @@ def _make_agent(
             ask_user=ask_user,
             on_model_progress=progress,
             tasks=TaskStore(config.home / "lar.db", redact=Redactor(config.secrets()).text),
+            memory=memory,
         )
 
 
@@ -166,6 +175,7 @@ def run(
     workspace: WorkspaceOpt = None,
     max_turns: Annotated[int | None, typer.Option(min=1, max=100, help="Turn limit.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No log lines on stderr.")] = False,
+    no_memory: NoMemoryOpt = False,
 ) -> None:
     """Run one request to a final answer: the answer on stdout, progress on stderr.
 
@@ -181,6 +191,7 @@ def run(
         track=track,
         workspace=workspace,
         max_turns=max_turns,
+        memory=not no_memory,
     )
 
 
@@ -194,6 +205,7 @@ def _run_cli(
     track: str | None = None,
     workspace: Path | None = None,
     max_turns: int | None = None,
+    memory: bool = True,
 ) -> None:
     """Build the agent for a non-interactive command and print what ``events(agent)`` yields."""
     try:
@@ -205,6 +217,7 @@ def _run_cli(
             approver=_allow_all if yes else _deny_all,
             ask_user=_ask_stdin,
             quiet=quiet or json_out,
+            memory=memory,
         )
         _consume(agent, events(agent), json_out=json_out, quiet=quiet)
     except LarError as exc:
@@ -296,6 +309,7 @@ def chat(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Allow confirm-tools without asking.")
     ] = False,
+    no_memory: NoMemoryOpt = False,
 ) -> None:
     """Talk with Lar. Commands: /reset (forget the conversation), /model [NAME], /exit."""
     from lar.cli.chat import ChatSession
@@ -310,6 +324,7 @@ def chat(
                 approver=approver,
                 ask_user=ask,
                 quiet=False,
+                memory=not no_memory,
             ),
             model=model,
             auto_yes=yes,

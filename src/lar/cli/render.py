@@ -9,9 +9,12 @@ from rich.markup import escape
 
 from lar.calling.prompt import call_text
 from lar.types import (
+    ContextCompressed,
     ErrorEvent,
     Event,
     Final,
+    MemoryRecalled,
+    MemoryWritten,
     ModelCalled,
     Notice,
     RunStarted,
@@ -69,6 +72,22 @@ class StagedLog:
             self.line(f"tool: {shown} {status}, {event.duration_ms:.0f}ms")
         elif isinstance(event, Notice):
             self.line(f"note: {event.message}")
+        elif isinstance(event, MemoryRecalled):
+            if event.items:
+                shown = ", ".join(
+                    f"{i['id']} ({i['cosine'] if i['cosine'] is not None else i['score']})"
+                    for i in event.items
+                )
+                self.line(f"memory: recalled {len(event.items)}: {shown}")
+        elif isinstance(event, MemoryWritten):
+            target = event.memory_id or ""
+            why = f": {event.reason}" if event.reason else ""
+            self.line(f"memory: {event.action} {target} {short(event.content, 80)!r}{why}")
+        elif isinstance(event, ContextCompressed):
+            self.line(
+                f"context: {event.part} {event.before} → {event.after} tokens"
+                + (f" ({event.detail})" if event.detail else "")
+            )
         elif isinstance(event, ErrorEvent):
             self.console.print(f"[bold red]error:[/bold red] {escape(event.message)}")
         elif isinstance(event, Final):

@@ -13,6 +13,7 @@ import json
 import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -196,11 +197,15 @@ def recall(
     candidates: int = 40,
     session_id: str = "",
     log_it: bool = True,
+    redact: Callable[[str], str] | None = None,
 ) -> list[Recalled]:
-    """The best ``k`` current memories for ``query`` (possibly none), best first."""
+    """The best ``k`` current memories for ``query`` (possibly none), best first.
+
+    ``redact`` masks secrets in the query before it is written to the recall log."""
     now = time.time() if now is None else now
     results = _recall_one(store, query, k, now, threshold, candidates)
-    _log(store, query, time_window(query, now), results, session_id, log_it)
+    logged = redact(query) if redact else query
+    _log(store, logged, time_window(query, now), results, session_id, log_it)
     return results
 
 

@@ -46,6 +46,8 @@ class ToolContext:
     """For ``auth`` tools: the configured credential of the tool being run."""
     sandbox: Any = None
     """``lar.config.SandboxSettings`` for code tools (None: the defaults)."""
+    memory: Any = None
+    """``lar.memory.agent_memory.AgentMemory`` when the agent has memory (None: off)."""
 
 
 class ToolArgumentError(ValueError):

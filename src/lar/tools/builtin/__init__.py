@@ -6,6 +6,7 @@ from lar.tools.base import Tool, ToolRegistry
 from lar.tools.builtin.code import code_run, shell
 from lar.tools.builtin.files import file_patch, file_read, file_write
 from lar.tools.builtin.interaction import ask_user, update_working_checkpoint
+from lar.tools.builtin.memory import memory_search, start_long_term_update
 from lar.tools.builtin.notes import notes, todo
 from lar.tools.builtin.web import web_scan
 
@@ -20,6 +21,8 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     web_scan,
     ask_user,
     update_working_checkpoint,
+    memory_search,
+    start_long_term_update,
     notes,
     todo,
 )

@@ -1,0 +1,221 @@
+"""What an agent does with memory during a run: recall at the start, write by policy (M1–M4).
+
+``AgentMemory`` wraps the store for one agent. Before a run it recalls what fits the user's
+message (logged, with scores) and renders it for the system prompt, together with the L1 index
+and the working memory left by the previous task. During the run it collects the evidence the
+write policy accepts (the user's message, successful tool results). The user's own statements
+are stored as they come; the model can store a fact with ``start_long_term_update`` only if that
+evidence supports it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from lar.memory.policy import supported, user_statements, volatile
+from lar.memory.recall import Recalled, recall
+from lar.memory.store import MemoryRecord, MemoryStore, MemoryType
+
+__all__ = ["AgentMemory", "WriteOutcome", "WORKING_SCHEMA"]
+
+NEAR_DUPLICATE = 0.95  # cosine at or above which a new memory merges into the old one
+SAME_SUBJECT = 0.3  # cosine floor for a new version ("My manager is Priya" → "… is Carlos")
+_FRAME_WORDS = 3  # words the two statements must share from the start to be about one thing
+# ... and the shared start must say what is being stated ("my manager IS", "I LIVE in"), so that
+# "My sister Ana lives in Braga" and "My sister Ana is pregnant" stay two facts.
+_FRAME_VERBS = frozenset(
+    "is are am was were 'm 're 's live lives work works prefer prefers like likes use uses drive "
+    "drives drink drinks eat eats speak speaks own owns play plays study studies called named "
+    "has have".split()
+)
+_FILLER = re.compile(r"\b(really|actually|now|still|also|just|currently|these days)\b", re.I)
+INDEX_LINES = 30
+INDEX_WIDTH = 60
+
+WORKING_SCHEMA = """
+CREATE TABLE IF NOT EXISTS working_memory (
+    scope TEXT PRIMARY KEY,
+    content TEXT NOT NULL,
+    updated REAL NOT NULL
+);
+"""
+
+
+@dataclass(slots=True)
+class WriteOutcome:
+    action: Literal["stored", "merged", "superseded", "refused"]
+    content: str
+    memory_id: str | None = None
+    replaced: str | None = None
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class AgentMemory:
+    store: MemoryStore
+    k: int = 5
+    threshold: float = 0.25
+    session_id: str = ""
+    scope: str = "default"
+    evidence: list[str] = field(default_factory=list)
+    redact: Callable[[str], str] = field(default=lambda text: text)
+    """Masks secrets (lar.redact): nothing unmasked reaches the store, not even the recall log."""
+
+    def __post_init__(self) -> None:
+        self.store.db.executescript(WORKING_SCHEMA)
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def begin(self, text: str) -> list[Recalled]:
+        """Start a run on the user's message: recall for it and reset the evidence."""
+        self.evidence = [text]
+        return recall(
+            self.store,
+            text,
+            k=self.k,
+            threshold=self.threshold,
+            session_id=self.session_id,
+            redact=self.redact,
+        )
+
+    def search(self, query: str, k: int | None = None) -> list[Recalled]:
+        return recall(
+            self.store,
+            query,
+            k=k or self.k,
+            threshold=self.threshold,
+            session_id=self.session_id,
+            redact=self.redact,
+        )
+
+    @staticmethod
+    def render(recalled: list[Recalled]) -> str:
+        if not recalled:
+            return ""
+        lines = [f"- {r.record.content} ({_date(r.record.created)})" for r in recalled]
+        return "What you remember (the user told you earlier; may help):\n" + "\n".join(lines)
+
+    def index_lines(self) -> list[str]:
+        """The L1 index: at most 30 short lines, preferences first, then recent facts."""
+        rows = self.store.db.execute(
+            "SELECT type, content FROM memories WHERE forgotten = 0 AND superseded_by IS NULL "
+            "AND type IN ('preference', 'fact', 'skill') ORDER BY "
+            "CASE type WHEN 'preference' THEN 0 WHEN 'skill' THEN 1 ELSE 2 END, created DESC "
+            "LIMIT ?",
+            (INDEX_LINES,),
+        ).fetchall()
+        return [f"- {_shorten(content, INDEX_WIDTH)}" for _, content in rows]
+
+    def working(self) -> str:
+        row = self.store.db.execute(
+            "SELECT content FROM working_memory WHERE scope = ?", (self.scope,)
+        ).fetchone()
+        return str(row[0]) if row else ""
+
+    def save_working(self, goal: str, outcome: str, checkpoint: str = "") -> None:
+        """Written at the end of a task: a ≤ 100-character progress line plus the checkpoint."""
+        summary = _shorten(f"last task: {goal} → {outcome}", 100)
+        content = self.redact(summary + (f"\n{checkpoint}" if checkpoint else ""))
+        self.store.db.execute(
+            "INSERT INTO working_memory (scope, content, updated) VALUES (?, ?, ?) "
+            "ON CONFLICT (scope) DO UPDATE SET content = excluded.content, "
+            "updated = excluded.updated",
+            (self.scope, content, time.time()),
+        )
+
+    # --- writing ----------------------------------------------------------------------------
+
+    def note_result(self, ok: bool, content: str) -> None:
+        """A tool result of this run; only successful ones can support a memory."""
+        if ok:
+            self.evidence.append(content)
+
+    def observe_user(self, text: str) -> list[WriteOutcome]:
+        """Store the explicit statements in a user message."""
+        return [
+            self.write(s.content, s.type, source=f"user:{self.session_id}")
+            for s in user_statements(text)
+        ]
+
+    def remember(self, fact: str, type: MemoryType = "fact") -> WriteOutcome:
+        """A fact the model wants kept: only if this run's evidence supports it."""
+        fact = " ".join(fact.split())
+        if len(fact.split()) > 60 or fact.count(". ") > 1:
+            return WriteOutcome("refused", fact, reason="not atomic: store one short fact per call")
+        if not supported(fact, self.evidence):
+            return WriteOutcome(
+                "refused",
+                fact,
+                reason="no successful tool result or user statement in this task supports it "
+                "(No Execution, No Memory)",
+            )
+        return self.write(fact, type, source=f"model:{self.session_id}")
+
+    def write(self, content: str, type: MemoryType, *, source: str) -> WriteOutcome:
+        if self.redact(content) != content:
+            return WriteOutcome("refused", self.redact(content), reason="holds a secret")
+        if why := volatile(content):
+            return WriteOutcome("refused", content, reason=f"holds {why}, which will not stay true")
+        similar = self._most_similar(content, type)
+        if similar is not None:
+            record, cosine = similar
+            if cosine >= NEAR_DUPLICATE:
+                self.store.db.execute(
+                    "INSERT INTO memory_audit (at, actor, action, memory_id, detail) "
+                    "VALUES (?, ?, 'merge', ?, ?)",
+                    (time.time(), source, record.id, json.dumps({"duplicate": content})),
+                )
+                return WriteOutcome("merged", content, record.id)
+            if cosine >= SAME_SUBJECT and _same_frame(record.content, content):
+                new = self.store.add(
+                    content,
+                    type=type,
+                    source=source,
+                    supersedes=record.id,
+                    actor=source,
+                    session_id=self.session_id,
+                )
+                return WriteOutcome("superseded", content, new, replaced=record.id)
+        new = self.store.add(
+            content, type=type, source=source, actor=source, session_id=self.session_id
+        )
+        return WriteOutcome("stored", content, new)
+
+    def _most_similar(self, content: str, type: str) -> tuple[MemoryRecord, float] | None:
+        found = recall(self.store, content, k=5, threshold=-1.0, log_it=False)
+        best = [r for r in found if r.record.type == type and r.cosine is not None]
+        if not best:
+            # Without an embedder: exact text is the only duplicate we can see.
+            same = [r for r in found if r.record.content.lower() == content.lower()]
+            return (same[0].record, 1.0) if same else None
+        top = max(best, key=lambda r: r.cosine or 0.0)
+        return top.record, float(top.cosine or 0.0)
+
+
+def _frame(text: str) -> list[str]:
+    words = re.findall(r"[\w]+|'[a-z]+", _FILLER.sub(" ", text.lower()))
+    return [w for w in words if w]
+
+
+def _same_frame(old: str, new: str) -> bool:
+    a, b = _frame(old), _frame(new)
+    shared = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        shared += 1
+    return shared >= _FRAME_WORDS and any(w in _FRAME_VERBS for w in a[:shared])
+
+
+def _shorten(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def _date(ts: float) -> str:
+    return time.strftime("%Y-%m-%d", time.localtime(ts))

@@ -1,0 +1,134 @@
+"""The write policy (M4): "No Execution, No Memory".
+
+A memory may come from two places only: an explicit statement of the user's, or a fact the model
+states that a *successful* tool result of the same run supports. Before it is stored it must be
+atomic (one sentence), free of volatile values (timestamps, PIDs, temporary paths), and new: a
+near-duplicate of a current memory is merged into it, and a statement about the same thing that
+differs replaces the older one as a new version (never a silent overwrite).
+
+Statements are found by rules, not by a model, so that they cost nothing and never invent: a
+sentence that is not a question or a request and speaks about the user ("I prefer…", "My sister
+is…", "Remember that…"). English only for now.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "Statement",
+    "user_statements",
+    "volatile",
+    "supported",
+    "split_sentences",
+    "content_words",
+]
+
+_SENTENCE = re.compile(r"(?<=[.!;])\s+|\n+")
+_OPENER = r"(?:(?:by the way|btw|also|oh|and|well|fyi|just so you know|actually|ok|okay)[,:]?\s+)?"
+_ABOUT_ME = re.compile(
+    _OPENER
+    + r"(?:(?:please\s+)?(?:remember|note|keep in mind)(?:\s+that)?[,:]?\s+"
+    r"|for the record[,:]?\s+)?"
+    r"(?:i(?:'m|'ve|'d| am| have| had| was| do| don't| do not| never| always| usually| often"
+    r"| really| mostly| only| still| no longer| just)?\s+"
+    r"(?:prefer|like|love|enjoy|hate|dislike|can't stand|avoid|want|need|use|work|live|drink"
+    r"|eat|am|have|speak|study|play|own|drive|go|run|read|write|cook|allergic|vegetarian|vegan"
+    r"|born|married|moved|started|switched|favou?r)"
+    r"|i'm\s|i am\s|my\s|mine\s|we\s(?:live|have|are|own)|call me\s)",
+    re.I,
+)
+_EXPLICIT = re.compile(_OPENER + r"(?:please\s+)?(?:remember|note|keep in mind)\b", re.I)
+_REQUEST = re.compile(
+    r"^(?:i (?:want|need|would like|'d like) (?:you|to know|help)|can you|could you|would you"
+    r"|please (?!remember|note|keep in mind)|tell me|show me|help me|let's|how |what |why |when "
+    r"|where |who |which )",
+    re.I,
+)
+_PREFERENCE = re.compile(
+    r"\b(prefer|like|love|enjoy|hate|dislike|can't stand|don't like|do not like|avoid"
+    r"|favou?rite|rather|fan of)\b",
+    re.I,
+)
+_VOLATILE = [
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}", re.I), "a timestamp"),
+    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}\b"), "a time of day to the second"),
+    (re.compile(r"\bpid\s*[:=#]?\s*\d+", re.I), "a process id"),
+    (re.compile(r"(?<![\w/])(?:/tmp|/var/tmp|/var/folders|/private/tmp)/\S*"), "a temporary path"),
+    (
+        re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I),
+        "a UUID",
+    ),
+    (re.compile(r"\bport\s+\d{4,5}\b", re.I), "a port number"),
+]
+_STOP = frozenset(
+    "a an the and or but of to in on at for with by from is are was were be been i me my we our "
+    "you your it its this that these those there here as so do does did not no".split()
+)
+_WORD = re.compile(r"[\w'-]+", re.UNICODE)
+
+
+@dataclass(slots=True, frozen=True)
+class Statement:
+    type: Literal["preference", "fact"]
+    content: str
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+def content_words(text: str) -> set[str]:
+    return {w.lower().strip("'-") for w in _WORD.findall(text)} - _STOP - {""}
+
+
+def volatile(text: str) -> str | None:
+    """What volatile value the text holds (a reason), or None."""
+    for pattern, what in _VOLATILE:
+        if pattern.search(text):
+            return what
+    return None
+
+
+def user_statements(text: str) -> list[Statement]:
+    """The sentences of a user message that state something about the user, one per memory."""
+    found: list[Statement] = []
+    for sentence in split_sentences(text):
+        s = sentence.strip(" \"'")
+        if s.endswith("?") or len(s.split()) < 3 or len(s) > 300:
+            continue
+        if _REQUEST.match(s) and not _EXPLICIT.match(s):
+            continue
+        if not _ABOUT_ME.match(s):
+            continue
+        if volatile(s):
+            continue
+        if _EXPLICIT.match(s):  # "Remember that my badge number is 4471." → the fact itself
+            s = re.sub(
+                "^" + _OPENER + r"(?:please\s+)?(?:remember|note|keep in mind)(?:\s+that)?[,:]?\s+",
+                "",
+                s,
+                flags=re.I,
+            )
+            s = s[:1].upper() + s[1:]
+        if not s.endswith((".", "!")):
+            s += "."
+        kind: Literal["preference", "fact"] = "preference" if _PREFERENCE.search(s) else "fact"
+        found.append(Statement(kind, s))
+    return found
+
+
+def supported(fact: str, evidence: list[str], share: float = 0.6) -> bool:
+    """Whether most of the fact's content words (and all its numbers) occur in the evidence."""
+    words = content_words(fact)
+    if not words:
+        return False
+    seen: set[str] = set()
+    for text in evidence:
+        seen |= content_words(text)
+    numbers = {w for w in words if any(c.isdigit() for c in w)}
+    if not numbers <= seen:
+        return False
+    return len(words & seen) / len(words) >= share

@@ -1,0 +1,158 @@
+"""Memory in the agent: recall at the start of a run, writes only by policy (M1–M4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lar.agents.agent import Agent
+from lar.config import load_config
+from lar.engines.scripted import ScriptedEngine
+from lar.memory.agent_memory import AgentMemory
+from lar.memory.embed import MiniLMEmbedder
+from lar.memory.store import MemoryStore
+from lar.tools.base import tool
+from lar.tools.builtin.memory import memory_search, start_long_term_update
+from lar.types import MemoryRecalled, MemoryWritten
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+def memory(home: Path, minilm: MiniLMEmbedder) -> AgentMemory:
+    return AgentMemory(MemoryStore(home / "lar.db", minilm, index_dir=home / "memory"))
+
+
+def call(name: str, **args: object) -> str:
+    return "<tool_call>\n" + json.dumps({"name": name, "arguments": args}) + "\n</tool_call>"
+
+
+def test_a_stated_preference_is_recalled_by_a_later_agent(
+    lar_home: Path, minilm: MiniLMEmbedder
+) -> None:
+    first = Agent(engine=ScriptedEngine(["Noted!"]), memory=memory(lar_home, minilm))
+    result = first.run("By the way, I prefer green tea and never drink coffee. Thanks!")
+    written = [e for e in result.events if isinstance(e, MemoryWritten)]
+    assert [(w.action, w.content) for w in written] == [
+        ("stored", "By the way, I prefer green tea and never drink coffee.")
+    ]
+    first.close()
+    engine = ScriptedEngine(["Green tea."])
+    third = Agent(engine=engine, memory=memory(lar_home, minilm))
+    result = third.run("What hot drink should I make for myself?")
+    recalled = next(e for e in result.events if isinstance(e, MemoryRecalled))
+    assert recalled.items and recalled.items[0]["id"] == written[0].memory_id
+    system = engine.calls[0][0].content
+    assert "By the way, I prefer green tea and never drink coffee." in system
+    assert "Memory index" in system and "Working memory: last task:" in system
+    third.close()
+
+
+def test_a_failed_tool_result_never_becomes_a_memory(
+    lar_home: Path, minilm: MiniLMEmbedder
+) -> None:
+    @tool
+    def door_code() -> str:
+        """Look up the door code."""
+        raise RuntimeError("lookup failed; cached value 4471 may be stale")
+
+    engine = ScriptedEngine(
+        [
+            call("door_code"),
+            call("start_long_term_update", fact="The door code is 4471"),
+            "I could not verify the code.",
+        ]
+    )
+    mem = memory(lar_home, minilm)
+    agent = Agent(tools=[door_code, start_long_term_update], engine=engine, memory=mem)
+    result = agent.run("Look up the door code.")
+    finished = [e.result for e in result.events if hasattr(e, "result")]
+    assert [r.ok for r in finished] == [False, False]
+    assert "No Execution, No Memory" in finished[1].content
+    assert [r.content for r in MemoryStore(lar_home / "lar.db").records()] == []
+    agent.close()
+
+
+def test_a_successful_tool_result_supports_a_memory(lar_home: Path, minilm: MiniLMEmbedder) -> None:
+    @tool
+    def door_code() -> str:
+        """Look up the door code."""
+        return "door code: 4471"
+
+    engine = ScriptedEngine(
+        [
+            call("door_code"),
+            call("start_long_term_update", fact="The door code is 4471"),
+            "It is 4471; I'll remember it.",
+        ]
+    )
+    agent = Agent(
+        tools=[door_code, start_long_term_update], engine=engine, memory=memory(lar_home, minilm)
+    )
+    result = agent.run("Look up the door code.")
+    assert result.text.startswith("It is 4471")
+    agent.close()
+    records = MemoryStore(lar_home / "lar.db").records()
+    assert [(r.content, r.source.split(":")[0]) for r in records] == [
+        ("The door code is 4471", "model")
+    ]
+
+
+def test_duplicates_merge_and_a_changed_fact_supersedes(
+    lar_home: Path, minilm: MiniLMEmbedder
+) -> None:
+    mem = memory(lar_home, minilm)
+    first = mem.write("My manager is Priya Raman.", "fact", source="user")
+    same = mem.write("My manager is Priya Raman!", "fact", source="user")
+    changed = mem.write("My manager is Carlos Mendes.", "fact", source="user")
+    other = mem.write("My mentor is Jun Park.", "fact", source="user")
+    assert (first.action, same.action, changed.action, other.action) == (
+        "stored",
+        "merged",
+        "superseded",
+        "stored",
+    )
+    assert same.memory_id == first.memory_id and changed.replaced == first.memory_id
+    current = [r.content for r in mem.store.records()]
+    assert current == ["My manager is Carlos Mendes.", "My mentor is Jun Park."]
+    actions = [a[2] for a in mem.store.audit()]
+    assert actions == ["add", "merge", "supersede", "add"]
+    refused = mem.write("The server runs as pid 4412.", "fact", source="user")
+    assert refused.action == "refused" and "process id" in refused.reason
+    mem.store.close()
+
+
+def test_memory_search_tool_and_secrets(lar_home: Path, minilm: MiniLMEmbedder) -> None:
+    mem = memory(lar_home, minilm)
+    mem.redact = lambda text: text.replace("hunter2-secret", "[redacted]")
+    assert mem.write("My sister Ana lives in Braga.", "fact", source="user").action == "stored"
+    refused = mem.write("My wifi password is hunter2-secret.", "fact", source="user")
+    assert refused.action == "refused" and refused.reason == "holds a secret"
+    engine = ScriptedEngine([call("memory_search", query="where does my sister live"), "Braga."])
+    agent = Agent(tools=[memory_search], engine=engine, memory=mem)
+    result = agent.run("Where does Ana live? hunter2-secret")
+    assert result.tool_calls[0].result.startswith("- My sister Ana lives in Braga.")
+    agent.close()
+    raw = b"".join(p.read_bytes() for p in lar_home.glob("lar.db*"))
+    assert b"hunter2-secret" not in raw
+
+
+def test_memory_tools_say_when_memory_is_off(lar_home: Path) -> None:
+    engine = ScriptedEngine([call("memory_search", query="tea"), "ok"])
+    result = Agent(tools=[memory_search], engine=engine).run("tea?")
+    err = [e.result for e in result.events if hasattr(e, "result")][0]
+    assert not err.ok and "memory is off" in err.content
+
+
+def test_agent_memory_true_opens_the_configured_store(lar_home: Path) -> None:
+    agent = Agent(engine=ScriptedEngine(["ok"]), memory=True, config=load_config())
+    assert agent.memory is not None
+    assert agent.memory.store.path == lar_home / "lar.db"
+    assert agent.memory.store.embedder is not None  # all-minilm-l6-v2 by default
+    agent.run("I live in Porto.")
+    agent.close()
+    assert [r.content for r in MemoryStore(lar_home / "lar.db").records()] == ["I live in Porto."]
