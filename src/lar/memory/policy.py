@@ -29,8 +29,7 @@ __all__ = [
 _SENTENCE = re.compile(r"(?<=[.!;])\s+|\n+")
 _OPENER = r"(?:(?:by the way|btw|also|oh|and|well|fyi|just so you know|actually|ok|okay)[,:]?\s+)?"
 _ABOUT_ME = re.compile(
-    _OPENER
-    + r"(?:(?:please\s+)?(?:remember|note|keep in mind)(?:\s+that)?[,:]?\s+"
+    _OPENER + r"(?:(?:please\s+)?(?:remember|note|keep in mind)(?:\s+that)?[,:]?\s+"
     r"|for the record[,:]?\s+)?"
     r"(?:i(?:'m|'ve|'d| am| have| had| was| do| don't| do not| never| always| usually| often"
     r"| really| mostly| only| still| no longer| just)?\s+"
