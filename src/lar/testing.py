@@ -155,6 +155,10 @@ class MockOpenAIServer:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    # Like OpenAI: no /tokenize and the like (Lar then estimates tokens).
+                    self._send(404, b'{"error": {"message": "not found"}}')
+                    return
                 server.headers.append(dict(self.headers))
                 if (
                     server.api_key

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from lar.agents.context import MemoryParts, TokenCounter
 from lar.agents.loop import DEFAULT_SYSTEM_PROMPT, MEMORY_KEY, LoopSettings, Track, run_loop
 from lar.agents.state import TaskRecorder, TaskStore
 from lar.config import LarConfig, load_config
@@ -94,6 +95,7 @@ class Agent:
         tasks: TaskStore | None = None,
         memory: AgentMemory | bool = False,
         session_id: str | None = None,
+        n_ctx: int | None = None,
     ) -> None:
         from lar.tools.base import tool as make_tool
 
@@ -132,11 +134,15 @@ class Agent:
             params["temperature"] = temperature
         if max_tokens is not None:
             params["max_tokens"] = max_tokens
+        reserve = max_tokens or (model_cfg.max_tokens if model_cfg else 512)
         self.settings = LoopSettings(
             track=self.track,
             max_turns=max_turns or self.config.agent.max_turns,
             system_prompt=system_prompt or self.config.agent.system_prompt or DEFAULT_SYSTEM_PROMPT,
             params=params,
+            n_ctx=n_ctx or engine.context_size,
+            reserve=reserve,
+            counter=TokenCounter(engine),
         )
         ws = workspace or self.config.agent.workspace
         self.workspace = Path(ws).expanduser().resolve() if ws else Path.cwd()
@@ -200,16 +206,11 @@ class Agent:
                     outcome.reason,
                 )
             )
-        parts = []
-        index = self.memory.index_lines()
-        if index:
-            parts.append("Memory index (use memory_search for details):\n" + "\n".join(index))
-        if recalled:
-            parts.append(self.memory.render(recalled))
-        working = self.memory.working()
-        if working:
-            parts.append(f"Working memory: {working}")
-        self.state[MEMORY_KEY] = "\n\n".join(parts)
+        self.state[MEMORY_KEY] = MemoryParts(
+            self.memory.index_lines(),
+            [(self.memory.line(r), r.score) for r in recalled],
+            self.memory.working(),
+        ).to_state()
         return events
 
     async def aresume(self, task_id: str, *, stream_text: bool = True) -> AsyncIterator[Event]:

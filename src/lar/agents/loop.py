@@ -8,12 +8,14 @@ tests all consume the same event stream.
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from lar.agents.context import MemoryParts, TokenCounter, fit, render_memory
 from lar.agents.guard import LoopGuard, call_hash
 from lar.agents.state import Status, TaskRecorder
 from lar.calling.native import extract_calls
@@ -70,10 +72,22 @@ class LoopSettings:
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
     params: dict[str, Any] = field(default_factory=dict)
     codeact: bool = False
+    n_ctx: int | None = None
+    """Context window; when set, the prompt is fitted to it (X2–X5)."""
+    reserve: int = 512
+    """Tokens kept free for the answer."""
+    counter: TokenCounter | None = None
+    """Shared across runs so a text is tokenized once."""
 
 
 def _system_message(
-    settings: LoopSettings, tools: Sequence[Tool], ctx: ToolContext, *, answer_mode: bool
+    settings: LoopSettings,
+    tools: Sequence[Tool],
+    ctx: ToolContext,
+    *,
+    answer_mode: bool,
+    memory: MemoryParts | None = None,
+    summary: str = "",
 ) -> Message:
     base = settings.system_prompt
     if answer_mode:
@@ -82,9 +96,13 @@ def _system_message(
         text = protocol_system_prompt(base, tools)
     else:
         text = base
-    memory = ctx.state.get(MEMORY_KEY)
-    if memory:
-        text += f"\n\n{memory}"
+    if memory is None:
+        memory = MemoryParts.from_state(ctx.state.get(MEMORY_KEY))
+    rendered = render_memory(memory)
+    if rendered:
+        text += f"\n\n{rendered}"
+    if summary:
+        text += f"\n\nProgress so far: {summary}"
     checkpoint = ctx.state.get(CHECKPOINT_KEY)
     if checkpoint:
         text += f"\n\nYour working checkpoint (your own notes on this task):\n{checkpoint}"
@@ -224,12 +242,30 @@ async def run_loop(
         history.append(Message("tool", result.content, tool_call_id=call.id, name=call.name))
         if recorder is not None:
             recorder.checkpoint(history, ctx.state)
+    counter = settings.counter or TokenCounter(engine)
+    reported: list[tuple[str, str]] = []
     for turn in range(1, settings.max_turns + 1):
         last_turn = turn == settings.max_turns
         answer_mode = answer_mode or (last_turn and bool(tools))
-        system = _system_message(settings, tools, ctx, answer_mode=answer_mode)
-        request = [system, *_render(history, settings.track, answer_mode=answer_mode)]
-        native_tools = tools if settings.track == "native" and tools and not answer_mode else None
+        view, listed, memory, summary = history, tools, None, ""
+        if settings.n_ctx:
+            fitted = await _fit(settings, counter, ctx, history, tools, answer_mode, completed)
+            view, listed, memory, summary = (
+                fitted.history,
+                fitted.tools,
+                fitted.memory,
+                fitted.summary,
+            )
+            now = [(e.part, e.detail) for e in fitted.events]
+            if now != reported:  # report a change, not the same cut every turn
+                for event in fitted.events:
+                    yield event
+                reported = now
+        system = _system_message(
+            settings, listed, ctx, answer_mode=answer_mode, memory=memory, summary=summary
+        )
+        request = [system, *_render(view, settings.track, answer_mode=answer_mode)]
+        native_tools = listed if settings.track == "native" and listed and not answer_mode else None
         deltas: list[str] = []
         response: ModelResponse | None = None
         try:
@@ -329,6 +365,39 @@ async def run_loop(
             # to answer from the result, they answer (and may still call a tool for a next step).
             answer_mode = True
     raise AssertionError("unreachable: the last turn always returns")  # pragma: no cover
+
+
+async def _fit(
+    settings: LoopSettings,
+    counter: TokenCounter,
+    ctx: ToolContext,
+    history: list[Message],
+    tools: Sequence[Tool],
+    answer_mode: bool,
+    completed: dict[str, ToolResult],
+) -> Any:
+    assert settings.n_ctx is not None
+    base = settings.system_prompt + (f"\n\n{ANSWER_MODE_NOTE}" if answer_mode else "")
+    checkpoint = ctx.state.get(CHECKPOINT_KEY)
+    if checkpoint:
+        base += f"\n\nYour working checkpoint (your own notes on this task):\n{checkpoint}"
+
+    def listing(ts: Sequence[Tool]) -> str:
+        if settings.track == "protocol":
+            return protocol_system_prompt("", ts)
+        return json.dumps([t.openai_schema() for t in ts])
+
+    return await fit(
+        counter=counter,
+        n_ctx=settings.n_ctx,
+        reserve=settings.reserve,
+        system=base,
+        history=history,
+        memory=MemoryParts.from_state(ctx.state.get(MEMORY_KEY)),
+        tools=[] if answer_mode else list(tools),
+        listing=listing,
+        used_tools={r.name for r in completed.values()},
+    )
 
 
 def _finish(

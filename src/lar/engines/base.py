@@ -55,6 +55,13 @@ class Engine(ABC):
             raise RuntimeError(f"engine {self.name!r} ended its stream without a response")
         return final
 
+    context_size: int | None = None
+    """The context window in tokens, when the engine knows it."""
+
+    async def count_tokens(self, texts: Sequence[str]) -> list[int] | None:
+        """Token counts by the model's own tokenizer (X1); None when the engine cannot tell."""
+        return None
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook, deliberately not abstract
         """Release connections; engines without resources need not override this."""
 

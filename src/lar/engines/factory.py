@@ -50,7 +50,7 @@ def _openai(cfg: ModelConfig, config: LarConfig, progress: Progress | None) -> E
     from lar.engines.openai_http import OpenAIEngine
 
     assert cfg.base_url is not None  # ModelConfig's validator guarantees it
-    return OpenAIEngine(
+    engine = OpenAIEngine(
         base_url=cfg.base_url,
         model=cfg.model or cfg.name,
         name=cfg.name,
@@ -59,6 +59,8 @@ def _openai(cfg: ModelConfig, config: LarConfig, progress: Progress | None) -> E
         retries=cfg.retries,
         defaults=_params(cfg),
     )
+    engine.context_size = cfg.n_ctx
+    return engine
 
 
 def engine_for(cfg: ModelConfig, config: LarConfig, progress: Progress | None = None) -> Engine:

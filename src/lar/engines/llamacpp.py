@@ -86,6 +86,7 @@ class LlamaCppEngine(Engine):
         self.name = name or self.path.stem
         self.model = self.name
         self.n_ctx = n_ctx
+        self.context_size = n_ctx
         self.threads = threads or default_threads()
         self.timeout_s = timeout_s
         self.defaults = defaults or {}
@@ -133,6 +134,10 @@ class LlamaCppEngine(Engine):
         response.engine = self.kind
         response.model = self.name
         return response
+
+    async def count_tokens(self, texts: Sequence[str]) -> list[int] | None:
+        engine = await self._engine()
+        return await engine.count_tokens(texts)
 
     async def aclose(self) -> None:
         if self._http is not None:

@@ -85,6 +85,7 @@ class OpenAIEngine(Engine):
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._sync_client: httpx.Client | None = None
         self._pool: ThreadPoolExecutor | None = None
+        self._tokenize: bool | None = None  # whether the server answers /tokenize
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIEngine(name={self.name!r}, base_url={self.base_url!r}, model={self.model!r})"
@@ -98,6 +99,27 @@ class OpenAIEngine(Engine):
             )
             self._client_loop = loop
         return self._client
+
+    async def count_tokens(self, texts: Sequence[str]) -> list[int] | None:
+        """Ask a llama.cpp-style server (``POST /tokenize``); None if the server has none."""
+        if self._tokenize is False:
+            return None
+        root = self.base_url[:-3] if self.base_url.endswith("/v1") else self.base_url
+        counts: list[int] = []
+        try:
+            for text in texts:
+                r = await self._http().post(
+                    f"{root}/tokenize", json={"content": text, "add_special": False}
+                )
+                if r.status_code != 200:
+                    self._tokenize = False
+                    return None
+                counts.append(len(r.json()["tokens"]))
+        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            self._tokenize = False
+            return None
+        self._tokenize = True
+        return counts
 
     async def aclose(self) -> None:
         if self._client is not None and self._client_loop is asyncio.get_running_loop():

@@ -94,11 +94,9 @@ class AgentMemory:
         )
 
     @staticmethod
-    def render(recalled: list[Recalled]) -> str:
-        if not recalled:
-            return ""
-        lines = [f"- {r.record.content} ({_date(r.record.created)})" for r in recalled]
-        return "What you remember (the user told you earlier; may help):\n" + "\n".join(lines)
+    def line(r: Recalled) -> str:
+        """How a recalled memory appears in the prompt."""
+        return f"- {r.record.content} ({_date(r.record.created)})"
 
     def index_lines(self) -> list[str]:
         """The L1 index: at most 30 short lines, preferences first, then recent facts."""

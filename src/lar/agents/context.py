@@ -1,0 +1,280 @@
+"""Fitting the prompt into the context window (X1–X5).
+
+The budget is the context size minus the tokens reserved for the answer, split system 15 %,
+history 40 %, memory 30 % and tools 15 %; a part that needs less than its share leaves the rest
+to the others (system first, then history, memory, tools). When a part is over its limit it is
+degraded, always in this order:
+
+1. history: the rounds before the last two are dropped whole and replaced by a progress line of
+   at most 100 characters (goal / done / next) in the system message;
+2. memory: recalled memories are dropped from the lowest score up, then index lines from the end;
+3. tools: the tools least related to the request are hidden (tools the run already used stay).
+
+A message is never cut in the middle. Every degradation is reported with the tokens before and
+after (``ContextCompressed`` events). Tokens are counted by the model's tokenizer when the
+engine has one (llama.cpp's ``/tokenize``), else estimated at 3.5 characters a token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lar.types import ContextCompressed, Message
+
+if TYPE_CHECKING:
+    from lar.engines.base import Engine
+    from lar.tools.base import Tool
+
+__all__ = [
+    "SHARES",
+    "TokenCounter",
+    "MemoryParts",
+    "Fitted",
+    "allocate",
+    "fit",
+    "rounds",
+    "render_memory",
+    "PER_MESSAGE",
+]
+
+SHARES: dict[str, float] = {"system": 0.15, "history": 0.40, "memory": 0.30, "tools": 0.15}
+PER_MESSAGE = 5  # chat-template tokens around each message (<|im_start|>role … <|im_end|>)
+KEEP_ROUNDS = 2
+SUMMARY_CHARS = 100
+
+
+class TokenCounter:
+    """Counts with the engine's tokenizer, remembering every text it has counted."""
+
+    def __init__(self, engine: Engine | None = None) -> None:
+        self.engine = engine
+        self.exact: bool | None = None
+        self._cache: dict[str, int] = {}
+
+    @staticmethod
+    def estimate(text: str) -> int:
+        return math.ceil(len(text) / 3.5)
+
+    async def count(self, texts: Sequence[str]) -> list[int]:
+        keys = [hashlib.blake2b(t.encode(), digest_size=16).hexdigest() for t in texts]
+        missing = list(dict.fromkeys(k for k in keys if k not in self._cache))
+        if missing:
+            by_key = dict(zip(keys, texts, strict=True))
+            counts = None
+            if self.engine is not None and self.exact is not False:
+                counts = await self.engine.count_tokens([by_key[k] for k in missing])
+                self.exact = counts is not None
+            if counts is None:
+                counts = [self.estimate(by_key[k]) for k in missing]
+            self._cache.update(zip(missing, counts, strict=True))
+        return [self._cache[k] for k in keys]
+
+    async def one(self, text: str) -> int:
+        return (await self.count([text]))[0] if text else 0
+
+
+@dataclass(slots=True)
+class MemoryParts:
+    """What memory adds to the system prompt, kept apart so it can be cut by score."""
+
+    index: list[str] = field(default_factory=list)
+    recalled: list[tuple[str, float]] = field(default_factory=list)  # (line, score)
+    working: str = ""
+
+    @classmethod
+    def from_state(cls, value: Any) -> MemoryParts:
+        if isinstance(value, MemoryParts):
+            return value
+        if isinstance(value, dict):
+            return cls(
+                list(value.get("index", [])),
+                [(str(t), float(s)) for t, s in value.get("recalled", [])],
+                str(value.get("working", "")),
+            )
+        return cls()
+
+    def to_state(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "recalled": [list(r) for r in self.recalled],
+            "working": self.working,
+        }
+
+
+def render_memory(parts: MemoryParts) -> str:
+    blocks = []
+    if parts.index:
+        blocks.append("Memory index (memory_search finds details):\n" + "\n".join(parts.index))
+    if parts.recalled:
+        lines = "\n".join(line for line, _ in parts.recalled)
+        blocks.append("What you remember (the user told you earlier; may help):\n" + lines)
+    if parts.working:
+        blocks.append(f"Working memory: {parts.working}")
+    return "\n\n".join(blocks)
+
+
+def allocate(available: int, need: dict[str, int]) -> dict[str, int]:
+    """Each part's limit: its share, plus what the parts before it in order left unused."""
+    share = {p: int(available * s) for p, s in SHARES.items()}
+    pool = sum(max(0, share[p] - need.get(p, 0)) for p in SHARES)
+    limits = {}
+    for p in SHARES:
+        extra = min(pool, max(0, need.get(p, 0) - share[p]))
+        pool -= extra
+        limits[p] = share[p] + extra
+    return limits
+
+
+def rounds(history: Sequence[Message]) -> list[list[Message]]:
+    """Split into rounds, each starting at a user message (anything before the first joins it)."""
+    out: list[list[Message]] = []
+    for m in history:
+        if m.role == "user" or not out:
+            out.append([m])
+        else:
+            out[-1].append(m)
+    return out
+
+
+def _short(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def progress_line(dropped: list[list[Message]], kept: list[list[Message]]) -> str:
+    """≤ 100 characters: the conversation's goal, how much is done, what comes next."""
+    goal = _short(dropped[0][0].content, 34) if dropped else ""
+    nxt = _short(kept[-1][0].content, 30) if kept else ""
+    line = f"goal: {goal}; done: {len(dropped)} earlier rounds; next: {nxt}"
+    return _short(line, SUMMARY_CHARS)
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _relevance(tool: Tool, request: str) -> int:
+    words = set(_WORD.findall(request.lower()))
+    text = f"{tool.name.replace('_', ' ')} {tool.description}".lower()
+    return len(words & set(_WORD.findall(text)))
+
+
+@dataclass(slots=True)
+class Fitted:
+    history: list[Message]
+    memory: MemoryParts
+    tools: list[Tool]
+    summary: str
+    events: list[ContextCompressed]
+    tokens: dict[str, int]
+    limits: dict[str, int]
+
+
+async def fit(
+    *,
+    counter: TokenCounter,
+    n_ctx: int,
+    reserve: int,
+    system: str,
+    history: list[Message],
+    memory: MemoryParts,
+    tools: list[Tool],
+    listing: Any,
+    used_tools: set[str] = frozenset(),  # type: ignore[assignment]
+) -> Fitted:
+    """Degrade history, then memory, then tools until each part fits its limit.
+
+    ``listing(tools) -> str`` renders the tool part as the model will see it.
+    """
+    available = max(256, n_ctx - reserve)
+    events: list[ContextCompressed] = []
+
+    async def history_tokens(msgs: list[Message]) -> int:
+        counts = await counter.count([m.content for m in msgs])
+        return sum(counts) + PER_MESSAGE * len(msgs)
+
+    async def needs(
+        h: list[Message], mem: MemoryParts, ts: list[Tool], summary: str
+    ) -> dict[str, int]:
+        extra = f"\nProgress so far: {summary}" if summary else ""
+        return {
+            "system": await counter.one(system + extra) + PER_MESSAGE,
+            "history": await history_tokens(h),
+            "memory": await counter.one(render_memory(mem)),
+            "tools": await counter.one(listing(ts)) if ts else 0,
+        }
+
+    kept_history, mem, shown, summary = (
+        list(history),
+        MemoryParts(list(memory.index), list(memory.recalled), memory.working),
+        list(tools),
+        "",
+    )
+    need = await needs(kept_history, mem, shown, summary)
+    limits = allocate(available, need)
+
+    # 1. history: keep the last two rounds whole, the rest becomes one progress line.
+    if need["history"] > limits["history"]:
+        all_rounds = rounds(kept_history)
+        if len(all_rounds) > KEEP_ROUNDS:
+            dropped, kept = all_rounds[:-KEEP_ROUNDS], all_rounds[-KEEP_ROUNDS:]
+            before = need["history"]
+            kept_history = [m for r in kept for m in r]
+            summary = progress_line(dropped, kept)
+            need = await needs(kept_history, mem, shown, summary)
+            events.append(
+                ContextCompressed(
+                    "history",
+                    before,
+                    need["history"],
+                    f"{len(dropped)} earlier rounds → progress line",
+                )
+            )
+        limits = allocate(available, need)
+
+    # 2. memory: the lowest-scoring recalled memories go first, then index lines from the end.
+    if need["memory"] > limits["memory"]:
+        before = need["memory"]
+        dropped_recalled = dropped_index = 0
+        while need["memory"] > limits["memory"] and (mem.recalled or mem.index):
+            if mem.recalled:
+                worst = min(range(len(mem.recalled)), key=lambda i: mem.recalled[i][1])
+                mem.recalled.pop(worst)
+                dropped_recalled += 1
+            else:
+                mem.index.pop()
+                dropped_index += 1
+            need = await needs(kept_history, mem, shown, summary)
+            limits = allocate(available, need)
+        events.append(
+            ContextCompressed(
+                "memory",
+                before,
+                need["memory"],
+                f"{dropped_recalled} recalled, {dropped_index} index lines dropped",
+            )
+        )
+
+    # 3. tools: hide the least related to the latest request (never one the run already used).
+    if need["tools"] > limits["tools"] and shown:
+        before = need["tools"]
+        request = next((m.content for m in reversed(kept_history) if m.role == "user"), "")
+        order = sorted(
+            (t for t in shown if t.name not in used_tools), key=lambda t: _relevance(t, request)
+        )
+        hidden: list[str] = []
+        for tool in order:
+            if need["tools"] <= limits["tools"] or len(shown) <= 1:
+                break
+            shown = [t for t in shown if t is not tool]
+            hidden.append(tool.name)
+            need = await needs(kept_history, mem, shown, summary)
+            limits = allocate(available, need)
+        events.append(
+            ContextCompressed("tools", before, need["tools"], "hidden: " + ", ".join(hidden))
+        )
+    return Fitted(kept_history, mem, shown, summary, events, need, limits)

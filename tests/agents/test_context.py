@@ -1,0 +1,136 @@
+"""Fitting the prompt (X2–X5): shares that flow on, the degradation order, whole messages only."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from lar.agents.agent import Agent
+from lar.agents.context import (
+    PER_MESSAGE,
+    MemoryParts,
+    TokenCounter,
+    allocate,
+    fit,
+    rounds,
+)
+from lar.calling.prompt import protocol_system_prompt
+from lar.engines.scripted import ScriptedEngine
+from lar.tools.builtin import builtin_tools
+from lar.types import ContextCompressed, Message
+
+
+def test_allocate_gives_unused_share_to_the_parts_that_need_it() -> None:
+    assert allocate(1000, {"system": 150, "history": 400, "memory": 300, "tools": 150}) == {
+        "system": 150,
+        "history": 400,
+        "memory": 300,
+        "tools": 150,
+    }
+    # memory needs nothing: its 300 flow to history first, then tools.
+    need = {"system": 100, "history": 900, "memory": 0, "tools": 400}
+    limits = allocate(1000, need)
+    assert limits["history"] == 400 + 50 + 300  # system's and memory's unused shares
+    assert limits["tools"] == 150  # nothing left over for tools
+    assert sum(min(need[p], limits[p]) for p in need) == 1000  # all of it used, no more
+
+
+def conversation(n: int, size: int = 400) -> list[Message]:
+    out: list[Message] = []
+    for i in range(n):
+        out.append(Message("user", f"question {i}: " + "word " * (size // 5)))
+        out.append(Message("assistant", f"answer {i}: " + "text " * (size // 5)))
+    out.append(Message("user", "the latest question"))
+    return out
+
+
+def big_memory() -> MemoryParts:
+    return MemoryParts(
+        index=[f"- fact number {i} about something long enough" for i in range(30)],
+        recalled=[(f"- recalled memory {i} " + "detail " * 40, 0.01 * i) for i in range(8)],
+        working="last task: something",
+    )
+
+
+def run_fit(history: list[Message], memory: MemoryParts, n_ctx: int, tools=None):  # type: ignore[no-untyped-def]
+    tools = builtin_tools() if tools is None else tools
+    return asyncio.run(
+        fit(
+            counter=TokenCounter(),
+            n_ctx=n_ctx,
+            reserve=512,
+            system="You are Lar.",
+            history=history,
+            memory=memory,
+            tools=tools,
+            listing=lambda ts: protocol_system_prompt("", ts),
+            used_tools={"file_read"},
+        )
+    )
+
+
+def test_degradation_order_is_history_then_memory_then_tools() -> None:
+    history = conversation(12)
+    fitted = run_fit(history, big_memory(), n_ctx=2048)
+    assert [e.part for e in fitted.events] == ["history", "memory", "tools"]
+    for e in fitted.events:
+        assert e.after < e.before
+    # history: the last two rounds whole, and a ≤ 100-character progress line for the rest
+    assert fitted.history == history[-3:]
+    assert 0 < len(fitted.summary) <= 100 and fitted.summary.startswith("goal: question 0")
+    # memory: the lowest-scoring recalled memories went first
+    kept = [score for _, score in fitted.memory.recalled]
+    assert kept == sorted(kept)[-len(kept) :] and (not kept or min(kept) > 0.0)
+    # tools: hidden ones are the least related; the tool the run used stays
+    names = [t.name for t in fitted.tools]
+    assert "file_read" in names and len(names) < len(builtin_tools())
+    for part in ("history", "memory", "tools"):
+        assert fitted.tokens[part] <= fitted.limits[part] or part == "history"
+
+
+def test_only_what_is_over_is_degraded() -> None:
+    fitted = run_fit(conversation(20), MemoryParts(index=["- one fact"]), n_ctx=4096, tools=[])
+    assert [e.part for e in fitted.events] == ["history"]
+    assert fitted.memory.index == ["- one fact"]
+    small = run_fit(conversation(1), MemoryParts(), n_ctx=4096, tools=[])
+    assert small.events == [] and small.summary == ""
+
+
+def test_rounds_keep_tool_messages_with_their_user_message() -> None:
+    h = [
+        Message("user", "a"),
+        Message("assistant", "", tool_calls=[]),
+        Message("tool", "r", tool_call_id="c", name="t"),
+        Message("assistant", "done"),
+        Message("user", "b"),
+    ]
+    assert [len(r) for r in rounds(h)] == [4, 1]
+
+
+def test_thirty_turns_in_a_4096_context_never_cut_a_message(tmp_path: Path) -> None:
+    replies = [(f"Reply {i}: " + "some answer text " * 25).strip() for i in range(30)]
+    engine = ScriptedEngine(replies)
+    agent = Agent(
+        tools=builtin_tools(), engine=engine, n_ctx=4096, max_tokens=512, workspace=tmp_path
+    )
+    history: list[Message] = []
+    said: set[str] = set()
+    compressed: list[ContextCompressed] = []
+    for i in range(30):
+        question = (f"Question {i}: " + "please consider this detail " * 12).strip()
+        said.add(question)
+        result = agent.run(question, history=history)
+        assert result.stop_reason == "answer" and result.text == replies[i]
+        said.add(replies[i])
+        compressed += [e for e in result.events if isinstance(e, ContextCompressed)]
+    counter = TokenCounter()
+    for request in engine.calls:
+        system, *messages = request
+        # every message sent is one the user or model wrote, whole
+        assert all(m.content in said for m in messages)
+        tokens = sum(asyncio.run(counter.count([m.content for m in request])))
+        assert tokens + PER_MESSAGE * len(request) <= 4096 - 512
+    assert compressed and {e.part for e in compressed} <= {"history", "tools"}
+    assert compressed[0].part == "history" and "earlier rounds" in compressed[0].detail
+    assert "Progress so far: goal: Question 0" in engine.calls[-1][0].content
+    agent.close()
