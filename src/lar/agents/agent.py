@@ -11,8 +11,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from lar.agents.context import MemoryParts, TokenCounter
-from lar.agents.loop import DEFAULT_SYSTEM_PROMPT, MEMORY_KEY, LoopSettings, Track, run_loop
+from lar.agents.context import PER_MESSAGE, MemoryParts, TokenCounter
+from lar.agents.loop import (
+    DEFAULT_SYSTEM_PROMPT,
+    MEMORY_KEY,
+    LoopSettings,
+    Track,
+    fit_request,
+    render_history,
+    run_loop,
+    system_message,
+)
 from lar.agents.state import TaskRecorder, TaskStore
 from lar.config import LarConfig, load_config
 from lar.engines.base import Engine, exclusive_loop
@@ -25,6 +34,7 @@ from lar.tools.base import Tool, ToolContext
 from lar.tools.builtin.interaction import CHECKPOINT_KEY
 from lar.tools.executor import Approver, ToolExecutor
 from lar.types import (
+    ContextCompressed,
     ErrorEvent,
     Event,
     ExecutedCall,
@@ -39,7 +49,7 @@ from lar.types import (
     Usage,
 )
 
-__all__ = ["Agent", "RunResult", "resolve_track"]
+__all__ = ["Agent", "RunResult", "PromptPreview", "resolve_track"]
 
 Progress = Callable[[int, int], None]
 
@@ -54,6 +64,18 @@ class RunResult:
     turns: int
     events: list[Event] = field(default_factory=list)
     error: str | None = None
+
+
+@dataclass(slots=True)
+class PromptPreview:
+    messages: list[Message]
+    tokens: dict[str, int]  # system, history, memory, tools
+    limits: dict[str, int]
+    total: int
+    n_ctx: int
+    reserve: int
+    exact: bool  # counted by the model's tokenizer (else estimated)
+    events: list[ContextCompressed]
 
 
 def resolve_track(engine: Engine, requested: str | None) -> Track:
@@ -191,12 +213,12 @@ class Agent:
                 text, _final_text(messages), self.state.get(CHECKPOINT_KEY, "")
             )
 
-    def _memory_begin(self, text: str) -> list[Event]:
+    def _memory_begin(self, text: str, *, write: bool = True) -> list[Event]:
         """Recall for the message, store its statements, and set the prompt's memory part."""
         assert self.memory is not None
-        recalled = self.memory.begin(text)
+        recalled = self.memory.begin(text, log_it=write)
         events: list[Event] = [MemoryRecalled(text, [r.as_log() for r in recalled])]
-        for outcome in self.memory.observe_user(text):
+        for outcome in self.memory.observe_user(text) if write else ():
             events.append(
                 MemoryWritten(
                     outcome.action,
@@ -212,6 +234,47 @@ class Agent:
             self.memory.working(),
         ).to_state()
         return events
+
+    async def apreview(self, text: str, *, history: list[Message] | None = None) -> PromptPreview:
+        """The prompt the model would get for ``text`` now, its parts' tokens and limits.
+
+        Nothing is stored: no memory is written and the recall is not logged.
+        """
+        messages = [*(history or []), Message("user", text)]
+        if self.memory is not None:
+            self._memory_begin(text, write=False)
+        ctx = ToolContext(workspace=self.workspace, home=self.config.home, state=self.state)
+        settings = self.settings
+        n_ctx = settings.n_ctx or 4096
+        counter = settings.counter or TokenCounter(self.engine)
+        tools = self.executor.visible()
+        fitted = await fit_request(
+            dataclasses.replace(settings, n_ctx=n_ctx), counter, ctx, messages, tools, False, {}
+        )
+        system = system_message(
+            settings,
+            fitted.tools,
+            ctx,
+            answer_mode=False,
+            memory=fitted.memory,
+            summary=fitted.summary,
+        )
+        request = [system, *render_history(fitted.history, settings.track, answer_mode=False)]
+        total = sum(await counter.count([m.content for m in request])) + PER_MESSAGE * len(request)
+        return PromptPreview(
+            request,
+            fitted.tokens,
+            fitted.limits,
+            total,
+            n_ctx,
+            settings.reserve,
+            bool(counter.exact),
+            fitted.events,
+        )
+
+    def preview(self, text: str, *, history: list[Message] | None = None) -> PromptPreview:
+        """Blocking ``apreview``."""
+        return self._event_loop().run_until_complete(self.apreview(text, history=history))
 
     async def aresume(self, task_id: str, *, stream_text: bool = True) -> AsyncIterator[Event]:
         """Continue a task from its last checkpoint; completed tool calls are not run again."""

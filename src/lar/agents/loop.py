@@ -50,7 +50,15 @@ from lar.types import (
     Usage,
 )
 
-__all__ = ["LoopSettings", "run_loop", "DEFAULT_SYSTEM_PROMPT", "MEMORY_KEY"]
+__all__ = [
+    "LoopSettings",
+    "run_loop",
+    "DEFAULT_SYSTEM_PROMPT",
+    "MEMORY_KEY",
+    "system_message",
+    "render_history",
+    "fit_request",
+]
 
 MEMORY_KEY = "memory_context"
 """``ctx.state`` key: what memory contributes to the system prompt (index, recall, last task)."""
@@ -80,7 +88,7 @@ class LoopSettings:
     """Shared across runs so a text is tokenized once."""
 
 
-def _system_message(
+def system_message(
     settings: LoopSettings,
     tools: Sequence[Tool],
     ctx: ToolContext,
@@ -109,7 +117,7 @@ def _system_message(
     return Message("system", text)
 
 
-def _render(history: list[Message], track: Track, *, answer_mode: bool) -> list[Message]:
+def render_history(history: list[Message], track: Track, *, answer_mode: bool) -> list[Message]:
     if track != "protocol":
         return history
     rendered = fold_tool_results(history)
@@ -249,7 +257,9 @@ async def run_loop(
         answer_mode = answer_mode or (last_turn and bool(tools))
         view, listed, memory, summary = history, tools, None, ""
         if settings.n_ctx:
-            fitted = await _fit(settings, counter, ctx, history, tools, answer_mode, completed)
+            fitted = await fit_request(
+                settings, counter, ctx, history, tools, answer_mode, completed
+            )
             view, listed, memory, summary = (
                 fitted.history,
                 fitted.tools,
@@ -261,10 +271,10 @@ async def run_loop(
                 for event in fitted.events:
                     yield event
                 reported = now
-        system = _system_message(
+        system = system_message(
             settings, listed, ctx, answer_mode=answer_mode, memory=memory, summary=summary
         )
-        request = [system, *_render(view, settings.track, answer_mode=answer_mode)]
+        request = [system, *render_history(view, settings.track, answer_mode=answer_mode)]
         native_tools = listed if settings.track == "native" and listed and not answer_mode else None
         deltas: list[str] = []
         response: ModelResponse | None = None
@@ -367,7 +377,7 @@ async def run_loop(
     raise AssertionError("unreachable: the last turn always returns")  # pragma: no cover
 
 
-async def _fit(
+async def fit_request(
     settings: LoopSettings,
     counter: TokenCounter,
     ctx: ToolContext,

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from lar import __version__
 from lar.cli.memory import memory_app
@@ -255,6 +256,74 @@ def _consume(agent: Any, events: Any, *, json_out: bool, quiet: bool) -> None:
         typer.echo(final.text)
     if final.stop_reason != "answer":
         raise typer.Exit(3)
+
+
+@app.command()
+def prompt(
+    text: Annotated[str, typer.Argument(help="A message, as you would give it to `lar run`.")],
+    model: ModelOpt = None,
+    track: TrackOpt = None,
+    estimate: Annotated[
+        bool,
+        typer.Option(
+            "--estimate", help="Estimate tokens (3.5 characters each) instead of loading the model."
+        ),
+    ] = False,
+    no_memory: NoMemoryOpt = False,
+) -> None:
+    """Show the prompt the model would get for TEXT and how its tokens split (X1, X2).
+
+    Memory is recalled as for a real run, but nothing is stored. Tokens are counted by the
+    model's own tokenizer (the model is loaded for that) unless --estimate is given.
+    """
+    from rich.console import Console
+    from rich.rule import Rule
+    from rich.table import Table
+
+    try:
+        agent = _make_agent(
+            model=model,
+            track=track,
+            workspace=None,
+            max_turns=None,
+            approver=_deny_all,
+            ask_user=None,
+            quiet=True,
+            memory=not no_memory,
+        )
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(_exit_code(exc)) from None
+    try:
+        if estimate:
+            assert agent.settings.counter is not None
+            agent.settings.counter.exact = False
+        view = agent.preview(text)
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(1) from None
+    finally:
+        agent.close()
+    out = Console(highlight=False, soft_wrap=True)
+    for m in view.messages:
+        out.print(Rule(m.role, align="left"))
+        out.print(escape(m.content))
+    out.print(Rule())
+    table = Table("part", "tokens", "limit", "share")
+    from lar.agents.context import SHARES
+
+    for part, share in SHARES.items():
+        table.add_row(part, str(view.tokens[part]), str(view.limits[part]), f"{share:.0%}")
+    table.add_row("total (with chat template)", str(view.total), str(view.n_ctx - view.reserve), "")
+    out.print(table)
+    system_tokens = view.tokens["system"] + view.tokens["tools"] + view.tokens["memory"]
+    how = "the model's tokenizer" if view.exact else "estimate (3.5 characters a token)"
+    out.print(
+        f"system prompt: {system_tokens} tokens (instructions + tools + memory); "
+        f"context {view.n_ctx}, {view.reserve} kept for the answer; counted by {how}"
+    )
+    for e in view.events:
+        out.print(f"context: {e.part} {e.before} → {e.after} tokens ({e.detail})")
 
 
 @app.command()

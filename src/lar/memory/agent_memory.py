@@ -35,7 +35,7 @@ _FRAME_VERBS = frozenset(
 )
 _FILLER = re.compile(r"\b(really|actually|now|still|also|just|currently|these days)\b", re.I)
 INDEX_LINES = 30
-INDEX_WIDTH = 60
+INDEX_WORDS = 6  # an index line is a pointer, not the memory: its first content words
 
 WORKING_SCHEMA = """
 CREATE TABLE IF NOT EXISTS working_memory (
@@ -71,7 +71,7 @@ class AgentMemory:
 
     # --- reading ----------------------------------------------------------------------------
 
-    def begin(self, text: str) -> list[Recalled]:
+    def begin(self, text: str, *, log_it: bool = True) -> list[Recalled]:
         """Start a run on the user's message: recall for it and reset the evidence."""
         self.evidence = [text]
         return recall(
@@ -81,6 +81,7 @@ class AgentMemory:
             threshold=self.threshold,
             session_id=self.session_id,
             redact=self.redact,
+            log_it=log_it,
         )
 
     def search(self, query: str, k: int | None = None) -> list[Recalled]:
@@ -107,7 +108,7 @@ class AgentMemory:
             "LIMIT ?",
             (INDEX_LINES,),
         ).fetchall()
-        return [f"- {_shorten(content, INDEX_WIDTH)}" for _, content in rows]
+        return [f"- {_keywords(content)}" for _, content in rows]
 
     def working(self) -> str:
         row = self.store.db.execute(
@@ -208,6 +209,17 @@ def _same_frame(old: str, new: str) -> bool:
             break
         shared += 1
     return shared >= _FRAME_WORDS and any(w in _FRAME_VERBS for w in a[:shared])
+
+
+def _keywords(text: str) -> str:
+    words = [w for w in re.findall(r"[\w'-]+", text) if w.lower() not in _INDEX_STOP]
+    return _shorten(" ".join(words[:INDEX_WORDS]), 44)
+
+
+_INDEX_STOP = frozenset(
+    "a an the and or but of to in on at for with by from is are was were be been i i'm me my "
+    "we our it its this that by way btw also really just so very".split()
+)
 
 
 def _shorten(text: str, width: int) -> str:
