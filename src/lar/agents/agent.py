@@ -29,6 +29,7 @@ from lar.engines.catalog import lookup
 from lar.engines.factory import build_engine
 from lar.errors import EngineError, LarError
 from lar.memory.agent_memory import AgentMemory
+from lar.memory.consolidate import Consolidated, consolidate, due_sessions, log_turn
 from lar.redact import Redactor
 from lar.tools.base import Tool, ToolContext
 from lar.tools.builtin.interaction import CHECKPOINT_KEY
@@ -42,6 +43,7 @@ from lar.types import (
     MemoryRecalled,
     MemoryWritten,
     Message,
+    Notice,
     RunStarted,
     ToolCall,
     ToolCallFinished,
@@ -173,13 +175,9 @@ class Agent:
         self.tasks = tasks
         self.session_id = session_id or "s_" + secrets.token_hex(6)
         if memory is True:
-            from lar.memory import open_store
+            from lar.memory import open_memory
 
-            memory = AgentMemory(
-                open_store(self.config),
-                k=self.config.memory.recall_k,
-                threshold=self.config.memory.threshold,
-            )
+            memory = open_memory(self.config)
         self.memory: AgentMemory | None = memory or None
         self.redactor = Redactor([*self.config.secrets(), *([api_key] if api_key else [])])
         if self.memory is not None:
@@ -205,13 +203,57 @@ class Agent:
         if self.tasks is not None:
             self.tasks.create(run_id, text, self.engine.name)
             recorder = self._recorder(run_id)
-        memory_events = self._memory_begin(text) if self.memory is not None else []
+        memory_events: list[Event] = []
+        if self.memory is not None:
+            memory_events += await self._consolidate_if_due()
+            memory_events += self._memory_begin(text)
+            log_turn(self.memory, "user", text)
         async for event in self._drive(messages, run_id, recorder, stream_text, memory_events):
             yield event
         if self.memory is not None:
-            self.memory.save_working(
-                text, _final_text(messages), self.state.get(CHECKPOINT_KEY, "")
+            answer = _final_text(messages)
+            log_turn(self.memory, "assistant", answer)
+            self.memory.save_working(text, answer, self.state.get(CHECKPOINT_KEY, ""))
+            self.memory.sync_files()
+
+    async def _summarize(self, prompt: str) -> str:
+        response = await self.engine.generate(
+            [Message("user", prompt)], None, max_tokens=256, temperature=0.0
+        )
+        return response.content
+
+    async def _consolidate_if_due(self) -> list[Event]:
+        """This session, once idle 5 minutes or at 20 open turns (M5)."""
+        assert self.memory is not None
+        if self.memory.session_id not in due_sessions(self.memory):
+            return []
+        done = await consolidate(
+            self.memory, self.memory.session_id, self._summarize, self.memory.files
+        )
+        if done is None:
+            return []
+        return [
+            Notice(
+                "consolidated",
+                f"memory: consolidated {done.turns} turns ({len(done.facts)} facts)",
             )
+        ]
+
+    async def aconsolidate(self, *, force: bool = False) -> list[Consolidated]:
+        """Consolidate every session that is due (all open ones with ``force``)."""
+        if self.memory is None:
+            return []
+        done = []
+        for sid in due_sessions(self.memory, force=force):
+            result = await consolidate(self.memory, sid, self._summarize, self.memory.files)
+            if result is not None:
+                done.append(result)
+        self.memory.sync_files()
+        return done
+
+    def consolidate(self, *, force: bool = False) -> list[Consolidated]:
+        """Blocking ``aconsolidate``."""
+        return self._event_loop().run_until_complete(self.aconsolidate(force=force))
 
     def _memory_begin(self, text: str, *, write: bool = True) -> list[Event]:
         """Recall for the message, store its statements, and set the prompt's memory part."""

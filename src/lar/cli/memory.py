@@ -1,8 +1,13 @@
-"""``lar memory``: add, list, search, forget and verify long-term memories (M6)."""
+"""``lar memory``: list, search, add, forget, export, import, verify, consolidate (M1–M7)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -10,38 +15,62 @@ from rich.table import Table
 
 from lar.cli.render import print_error, short
 from lar.errors import LarError
-from lar.memory.store import MemoryStore
+
+if TYPE_CHECKING:
+    from lar.memory.agent_memory import AgentMemory
 
 __all__ = ["memory_app"]
 
-memory_app = typer.Typer(help="Long-term memory: add, list, search, forget, verify.")
+memory_app = typer.Typer(
+    help="Long-term memory in $LAR_HOME/lar.db, mirrored as Markdown in $LAR_HOME/memory/."
+)
+EXPORT_FORMAT = "lar-memory/1"
 
 
-def _store() -> MemoryStore:
+@contextmanager
+def _memory() -> Iterator[AgentMemory]:
+    """The memory with user edits of the L2/L3 files imported; files regenerated on exit."""
     from lar.config import load_config
-    from lar.memory import open_store
+    from lar.memory import open_memory
 
     try:
-        return open_store(load_config())
+        memory = open_memory(load_config())
     except LarError as exc:
         print_error(exc)
         raise typer.Exit(2) from None
-
-
-@memory_app.command("add")
-def add(
-    text: Annotated[str, typer.Argument(help="What to remember.")],
-    type: Annotated[str, typer.Option(help="preference, fact, task, episode or skill.")] = "fact",
-) -> None:
-    """Remember something (an explicit user statement)."""
-    store = _store()
     try:
-        typer.echo(store.add(text, type=type, source="cli"))  # type: ignore[arg-type]  # checked
+        yield memory
+        memory.sync_files()
     except LarError as exc:
         print_error(exc)
         raise typer.Exit(1) from None
     finally:
-        store.close()
+        memory.store.close()
+
+
+@memory_app.command("add")
+def add(
+    text: Annotated[str, typer.Argument(help="What to remember, one fact.")],
+    type: Annotated[str, typer.Option(help="preference, fact, task, episode or skill.")] = "fact",
+) -> None:
+    """Remember something you state (the write policy still applies: duplicates merge,
+    a changed fact becomes a new version, volatile values and secrets are refused)."""
+    from lar.memory.store import RETENTION_DAYS
+
+    if type not in RETENTION_DAYS:
+        print_error(LarError(f"--type must be one of {', '.join(RETENTION_DAYS)} (got {type!r})"))
+        raise typer.Exit(2)
+    with _memory() as memory:
+        outcome = memory.write(" ".join(text.split()), type, source="cli")  # type: ignore[arg-type]
+    if outcome.action == "refused":
+        print_error(LarError(f"not stored: {outcome.reason}"))
+        raise typer.Exit(1)
+    if outcome.action == "merged":
+        typer.echo(f"{outcome.memory_id} (already known; merged)")
+    elif outcome.action == "superseded":
+        typer.echo(f"{outcome.memory_id} (new version of {outcome.replaced})")
+    else:
+        typer.echo(outcome.memory_id)
 
 
 @memory_app.command("list")
@@ -49,13 +78,17 @@ def list_(
     all_versions: Annotated[
         bool, typer.Option("--all", help="Include superseded versions.")
     ] = False,
+    type: Annotated[str | None, typer.Option(help="Only this type.")] = None,
 ) -> None:
     """Show the memories (current versions)."""
-    store = _store()
-    table = Table("id", "type", "content", "supersedes")
-    for r in store.records(include_old=all_versions):
-        table.add_row(r.id, r.type, short(r.content, 80), r.supersedes or "")
-    store.close()
+    with _memory() as memory:
+        records = memory.store.records(include_old=all_versions)
+    table = Table("id", "type", "created", "content", "supersedes")
+    for r in records:
+        if type and r.type != type:
+            continue
+        when = time.strftime("%Y-%m-%d", time.localtime(r.created))
+        table.add_row(r.id, r.type, when, short(r.content, 80), r.supersedes or "")
     Console().print(table)
 
 
@@ -65,13 +98,9 @@ def search(
     k: Annotated[int, typer.Option(min=1, max=100, help="How many results at most.")] = 5,
 ) -> None:
     """Recall as the agent does: BM25 and meaning fused, a time window if named, a threshold."""
-    from lar.memory.recall import recall
-
-    store = _store()
-    try:
-        found = recall(store, query, k=k, session_id="cli")
-    finally:
-        store.close()
+    with _memory() as memory:
+        memory.session_id = "cli"
+        found = memory.search(query, k)
     if not found:
         typer.echo("nothing recalled (no memory is close enough)")
         return
@@ -89,26 +118,145 @@ def forget(
     memory_id: Annotated[str, typer.Argument(help="The memory to hide from recall.")],
 ) -> None:
     """Hide a memory from recall (its history and audit entries stay)."""
-    store = _store()
-    try:
-        store.forget(memory_id)
-    except LarError as exc:
-        print_error(exc)
-        raise typer.Exit(1) from None
-    finally:
-        store.close()
+    with _memory() as memory:
+        memory.store.forget(memory_id)
     typer.echo(f"forgot {memory_id}")
 
 
 @memory_app.command("verify")
 def verify() -> None:
     """Check every record's hash and the hash chain; exit 1 and name each record at fault."""
-    store = _store()
-    problems = store.verify()
-    count = len(store.records(include_old=True))
-    store.close()
+    with _memory() as memory:
+        problems = memory.store.verify()
+        count = len(memory.store.records(include_old=True))
     for p in problems:
         typer.echo(f"{p.memory_id}: {p.kind}: {p.detail}")
     if problems:
         raise typer.Exit(1)
     typer.echo(f"ok: {count} records, hash chain intact")
+
+
+@memory_app.command("export")
+def export(
+    path: Annotated[Path, typer.Argument(help="File to write (JSON lines).")],
+    all_versions: Annotated[
+        bool, typer.Option("--all", help="Include superseded and forgotten records.")
+    ] = False,
+) -> None:
+    """Write the memories to a file `lar memory import` reads (one JSON object per line)."""
+    with _memory() as memory:
+        rows = memory.store.export_rows(include_old=all_versions)
+    header = {"format": EXPORT_FORMAT, "exported": time.time(), "records": len(rows)}
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in [header, *rows]))
+    tmp.replace(path)
+    typer.echo(f"exported {len(rows)} records to {path}")
+
+
+def _read_export(path: Path) -> list[dict[str, Any]]:
+    from lar.memory.store import RETENTION_DAYS
+
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise LarError(f"cannot read {path}: {exc.strerror}") from None
+    if not lines:
+        raise LarError(f"{path} is empty")
+    try:
+        header = json.loads(lines[0])
+    except ValueError:
+        header = None
+    if not isinstance(header, dict) or header.get("format") != EXPORT_FORMAT:
+        raise LarError(f"{path}:1: not a Lar memory export (expected format {EXPORT_FORMAT!r})")
+    rows = []
+    for n, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise LarError(f"{path}:{n}: invalid JSON ({exc.msg})") from None
+        if not isinstance(row, dict) or not isinstance(row.get("content"), str):
+            raise LarError(f"{path}:{n}: a record needs a 'content' string")
+        if row.get("type") not in RETENTION_DAYS:
+            raise LarError(f"{path}:{n}: unknown type {row.get('type')!r}")
+        if not isinstance(row.get("created", 0), int | float):
+            raise LarError(f"{path}:{n}: 'created' must be a number (seconds since 1970)")
+        rows.append(row)
+    return rows
+
+
+@memory_app.command("import")
+def import_(
+    path: Annotated[Path, typer.Argument(help="A file written by `lar memory export`.")],
+) -> None:
+    """Add the current records of an export; ones already known are skipped.
+
+    The whole file is checked first: a bad line stops the import before anything is stored.
+    """
+    from lar.memory.store import NewMemory
+
+    try:
+        rows = _read_export(path)
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(1) from None
+    with _memory() as memory:
+        known = {(r.type, r.content) for r in memory.store.records()}
+        fresh = [
+            NewMemory(
+                r["content"],
+                r["type"],
+                f"import:{r.get('source', '')}"[:200],
+                float(r.get("confidence", 1.0)),
+                r.get("created"),
+                str(r.get("session_id", "")),
+            )
+            for r in rows
+            if not r.get("forgotten")
+            and not r.get("superseded_by")
+            and (r["type"], r["content"].strip()) not in known
+        ]
+        if fresh:
+            memory.store.add_many(fresh, actor="import")
+    typer.echo(f"imported {len(fresh)} records ({len(rows) - len(fresh)} skipped) from {path}")
+
+
+@memory_app.command("consolidate")
+def consolidate(
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Model that writes the summaries.")
+    ] = None,
+    all_open: Annotated[
+        bool, typer.Option("--all", help="Also sessions that are not idle yet.")
+    ] = False,
+) -> None:
+    """Summarize idle conversations, extract the facts you stated, archive raw turns to L4."""
+    from lar.cli.main import _make_agent
+
+    try:
+        agent = _make_agent(
+            model=model,
+            track=None,
+            workspace=None,
+            max_turns=None,
+            approver=None,
+            ask_user=None,
+            quiet=False,
+            memory=True,
+        )
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
+    try:
+        done = agent.consolidate(force=all_open)
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(1) from None
+    finally:
+        agent.close()
+    if not done:
+        typer.echo("nothing to consolidate")
+    for c in done:
+        typer.echo(f"{c.session_id}: {c.turns} turns, {len(c.facts)} facts; {c.archive}")
+        typer.echo(f"  {short(c.summary, 160)}")

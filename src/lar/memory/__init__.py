@@ -7,9 +7,24 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from lar.config import LarConfig
+    from lar.memory.agent_memory import AgentMemory
     from lar.memory.store import MemoryStore
 
-__all__ = ["open_store"]
+__all__ = ["open_store", "open_memory"]
+
+
+def open_memory(config: LarConfig) -> AgentMemory:
+    """The agent's memory: the store, the L0–L4 files (user edits imported) and the settings."""
+    from lar.memory.agent_memory import AgentMemory
+    from lar.memory.files import MemoryFiles
+
+    store = open_store(config)
+    return AgentMemory(
+        store,
+        k=config.memory.recall_k,
+        threshold=config.memory.threshold,
+        files=MemoryFiles(store, config.home / "memory"),
+    )
 
 
 def open_store(config: LarConfig, *, warn: bool = True) -> MemoryStore:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from lar.memory.files import MemoryFiles
 from lar.memory.policy import supported, user_statements, volatile
 from lar.memory.recall import Recalled, recall
 from lar.memory.store import MemoryRecord, MemoryStore, MemoryType
@@ -65,9 +66,19 @@ class AgentMemory:
     evidence: list[str] = field(default_factory=list)
     redact: Callable[[str], str] = field(default=lambda text: text)
     """Masks secrets (lar.redact): nothing unmasked reaches the store, not even the recall log."""
+    files: MemoryFiles | None = None
+    """The L0–L4 files; edits there are imported when the memory opens."""
 
     def __post_init__(self) -> None:
         self.store.db.executescript(WORKING_SCHEMA)
+        self.store.expire()
+        if self.files is not None:
+            self.files.import_edits()
+            self.files.export(self.index_lines())
+
+    def sync_files(self) -> None:
+        if self.files is not None:
+            self.files.export(self.index_lines())
 
     # --- reading ----------------------------------------------------------------------------
 

@@ -302,6 +302,19 @@ class MemoryStore:
             raise
         return ids
 
+    def expire(self, now: float | None = None) -> list[str]:
+        """The retention job: hide records past their retention (audited as ``expire``)."""
+        now = time.time() if now is None else now
+        rows = self.db.execute(
+            "SELECT id FROM memories WHERE forgotten = 0 AND retention_days IS NOT NULL "
+            "AND created + retention_days * 86400.0 <= ?",
+            (now,),
+        ).fetchall()
+        for (memory_id,) in rows:
+            self.db.execute("UPDATE memories SET forgotten = 1 WHERE id = ?", (memory_id,))
+            self._audit("retention", "expire", memory_id)
+        return [r[0] for r in rows]
+
     def forget(self, memory_id: str, *, actor: str = "user") -> None:
         """Hide a record from recall; the record and its history stay (audited)."""
         cur = self.db.execute("UPDATE memories SET forgotten = 1 WHERE id = ?", (memory_id,))
@@ -318,6 +331,27 @@ class MemoryStore:
     def records(self, *, include_old: bool = False) -> list[MemoryRecord]:
         where = "forgotten = 0" + ("" if include_old else " AND superseded_by IS NULL")
         return self._records(where + " ORDER BY seq")
+
+    def export_rows(self, *, include_old: bool = False) -> list[dict[str, object]]:
+        where = "" if include_old else "WHERE forgotten = 0 AND superseded_by IS NULL"
+        rows = self.db.execute(
+            "SELECT id, type, content, source, confidence, created, supersedes, superseded_by, "
+            f"forgotten, session_id, retention_days FROM memories {where} ORDER BY seq"
+        ).fetchall()
+        keys = (
+            "id",
+            "type",
+            "content",
+            "source",
+            "confidence",
+            "created",
+            "supersedes",
+            "superseded_by",
+            "forgotten",
+            "session_id",
+            "retention_days",
+        )
+        return [dict(zip(keys, r, strict=True)) for r in rows]
 
     def audit(self) -> list[tuple[float, str, str, str, str]]:
         rows = self.db.execute(

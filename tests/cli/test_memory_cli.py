@@ -1,0 +1,98 @@
+"""`lar memory` and `lar prompt` from the command line."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from _helpers import configure_mock
+from test_cli import lar
+
+from lar.testing import MockOpenAIServer, text_reply
+
+
+def test_add_list_search_forget_and_the_files(lar_home: Path) -> None:
+    tea = lar("memory", "add", "I prefer green tea.", "--type", "preference", home=lar_home)
+    assert tea.returncode == 0, tea.stderr
+    tea_id = tea.stdout.strip()
+    again = lar("memory", "add", "I prefer green tea!", "--type", "preference", home=lar_home)
+    assert again.stdout.strip() == f"{tea_id} (already known; merged)"
+    city = lar("memory", "add", "I live in Lisbon.", home=lar_home).stdout.strip()
+    moved = lar("memory", "add", "I live in Porto.", home=lar_home).stdout.strip()
+    assert moved.endswith(f"(new version of {city})")
+    bad = lar("memory", "add", "The server runs as pid 4412.", home=lar_home)
+    assert bad.returncode == 1 and "not stored: holds a process id" in bad.stderr
+    wrong = lar("memory", "add", "x y z", "--type", "opinion", home=lar_home)
+    assert wrong.returncode == 2 and "--type must be one of preference" in wrong.stderr
+    listed = lar("memory", "list", home=lar_home).stdout
+    assert "I prefer green tea." in listed and "Porto" in listed and "Lisbon" not in listed
+    assert "Lisbon" in lar("memory", "list", "--all", home=lar_home).stdout
+    found = lar("memory", "search", "what should I drink?", home=lar_home).stdout
+    assert tea_id in found and "Porto" not in found
+    assert (
+        "nothing recalled"
+        in lar("memory", "search", "quantum chromodynamics", home=lar_home).stdout
+    )
+    l2 = (lar_home / "memory" / "L2_facts.md").read_text()
+    assert f"I prefer green tea. <!-- {tea_id} -->" in l2
+    assert lar("memory", "forget", tea_id, home=lar_home).returncode == 0
+    assert tea_id not in (lar_home / "memory" / "L2_facts.md").read_text()
+    missing = lar("memory", "forget", "m_000000000000", home=lar_home)
+    assert missing.returncode == 1 and "no memory 'm_000000000000'" in missing.stderr
+
+
+def test_export_then_import_into_another_home(lar_home: Path, tmp_path: Path) -> None:
+    for text in ("I prefer green tea.", "My sister Ana lives in Braga.", "I work at Tidewell."):
+        assert lar("memory", "add", text, home=lar_home).returncode == 0
+    out = tmp_path / "mem.jsonl"
+    assert lar("memory", "export", str(out), home=lar_home).returncode == 0
+    lines = out.read_text().splitlines()
+    assert json.loads(lines[0])["format"] == "lar-memory/1" and len(lines) == 4
+    other = tmp_path / "other"
+    other.mkdir()
+    first = lar("memory", "import", str(out), home=other)
+    assert first.returncode == 0 and "imported 3 records (0 skipped)" in first.stdout
+    second = lar("memory", "import", str(out), home=other)
+    assert "imported 0 records (3 skipped)" in second.stdout
+    assert lar("memory", "verify", home=other).returncode == 0
+    # a bad line stops the import before anything is stored
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(lines[0] + "\n" + lines[1] + "\n{not json\n")
+    third = tmp_path / "third"
+    third.mkdir()
+    result = lar("memory", "import", str(broken), home=third)
+    assert result.returncode == 1 and f"{broken}:3: invalid JSON" in result.stderr
+    assert "I prefer" not in lar("memory", "list", home=third).stdout
+
+
+def test_consolidate_uses_the_model_and_archives(lar_home: Path) -> None:
+    with MockOpenAIServer(
+        [text_reply("Noted."), text_reply("The user talked about tea.\nFACTS:\n- none")]
+    ) as mock:
+        configure_mock(lar_home, mock.url)
+        run = lar("run", "I prefer green tea over coffee.", home=lar_home)
+        assert run.returncode == 0, run.stderr
+        assert "memory: stored" in run.stderr
+        nothing = lar("memory", "consolidate", home=lar_home)
+        assert "nothing to consolidate" in nothing.stdout  # not idle for 5 minutes yet
+        done = lar("memory", "consolidate", "--all", home=lar_home)
+        assert done.returncode == 0, done.stderr
+        assert "2 turns, 0 facts" in done.stdout and "L4_archive" in done.stdout
+    archives = list((lar_home / "memory" / "L4_archive").glob("*.md"))
+    assert len(archives) == 1 and "I prefer green tea over coffee." in archives[0].read_text()
+
+
+def test_prompt_shows_the_split_and_the_recalled_memory(lar_home: Path) -> None:
+    lar("memory", "add", "I prefer green tea.", "--type", "preference", home=lar_home)
+    out = lar("prompt", "--estimate", "What should I drink?", home=lar_home)
+    assert out.returncode == 0, out.stderr
+    assert "- I prefer green tea. (" in out.stdout  # recalled into the system prompt
+    for part in ("system", "history", "memory", "tools"):
+        assert f"│ {part}" in out.stdout
+    assert "counted by estimate" in out.stdout
+    # lar prompt stores nothing: no recall log, no statement
+    db = sqlite3.connect(lar_home / "lar.db")
+    assert db.execute("SELECT count(*) FROM memory_recalls").fetchone()[0] == 0
+    lar("prompt", "--estimate", "I live in Porto.", home=lar_home)
+    assert db.execute("SELECT count(*) FROM memories").fetchone()[0] == 1
