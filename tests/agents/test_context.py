@@ -133,4 +133,7 @@ def test_thirty_turns_in_a_4096_context_never_cut_a_message(tmp_path: Path) -> N
     assert compressed and {e.part for e in compressed} <= {"history", "tools"}
     assert compressed[0].part == "history" and "earlier rounds" in compressed[0].detail
     assert "Progress so far: goal: Question 0" in engine.calls[-1][0].content
+    # a cut is kept while the rest fits: the prompt's start (and the engine's cache) stays put
+    starts = [request[1].content for request in engine.calls]
+    assert len(set(starts)) <= 8 and starts[-1] != starts[0]
     agent.close()

@@ -33,7 +33,10 @@ def model_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def lar_home(model_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Overrides the per-test home: e2e tests share the home that holds the model."""
-    monkeypatch.setenv("LAR_HOME", str(model_home))
-    return model_home
+def lar_home(model_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh home per test (memory, tasks) that shares the session's assembled model."""
+    home = tmp_path / "lar-home"
+    home.mkdir()
+    (home / "models").symlink_to(model_home / "models", target_is_directory=True)
+    monkeypatch.setenv("LAR_HOME", str(home))
+    return home

@@ -147,10 +147,12 @@ def _short(text: str, width: int) -> str:
 
 
 def progress_line(dropped: list[list[Message]], kept: list[list[Message]]) -> str:
-    """≤ 100 characters: the conversation's goal, how much is done, what comes next."""
+    """≤ 100 characters: the conversation's goal, how much is done, where it stands.
+
+    It depends only on the dropped rounds, so it stays the same while the cut does."""
     goal = _short(dropped[0][0].content, 34) if dropped else ""
-    nxt = _short(kept[-1][0].content, 30) if kept else ""
-    line = f"goal: {goal}; done: {len(dropped)} earlier rounds; next: {nxt}"
+    last = _short(dropped[-1][0].content, 30) if dropped else ""
+    line = f"goal: {goal}; done: {len(dropped)} earlier rounds, last: {last}"
     return _short(line, SUMMARY_CHARS)
 
 
@@ -172,6 +174,7 @@ class Fitted:
     events: list[ContextCompressed]
     tokens: dict[str, int]
     limits: dict[str, int]
+    cut: int = 0  # rounds dropped from the start of the history
 
 
 async def fit(
@@ -185,10 +188,13 @@ async def fit(
     tools: list[Tool],
     listing: Any,
     used_tools: set[str] = frozenset(),  # type: ignore[assignment]
+    cut: int = 0,
 ) -> Fitted:
     """Degrade history, then memory, then tools until each part fits its limit.
 
-    ``listing(tools) -> str`` renders the tool part as the model will see it.
+    ``listing(tools) -> str`` renders the tool part as the model will see it. ``cut`` is the
+    number of rounds the previous turn dropped: while the rounds after it still fit, the same
+    cut is kept, so the prompt's beginning stays the same and the engine reuses its cache.
     """
     available = max(256, n_ctx - reserve)
     events: list[ContextCompressed] = []
@@ -218,22 +224,30 @@ async def fit(
     limits = allocate(available, need)
 
     # 1. history: keep the last two rounds whole, the rest becomes one progress line.
-    if need["history"] > limits["history"]:
-        all_rounds = rounds(kept_history)
-        if len(all_rounds) > KEEP_ROUNDS:
-            dropped, kept = all_rounds[:-KEEP_ROUNDS], all_rounds[-KEEP_ROUNDS:]
-            before = need["history"]
-            kept_history = [m for r in kept for m in r]
-            summary = progress_line(dropped, kept)
-            need = await needs(kept_history, mem, shown, summary)
-            events.append(
-                ContextCompressed(
-                    "history",
-                    before,
-                    need["history"],
-                    f"{len(dropped)} earlier rounds → progress line",
-                )
+    all_rounds = rounds(kept_history)
+    dropped_n = 0
+    if need["history"] > limits["history"] and len(all_rounds) > KEEP_ROUNDS:
+        before = need["history"]
+        dropped_n = len(all_rounds) - KEEP_ROUNDS
+        if 0 < cut < dropped_n:  # the previous cut may still be enough
+            trial = [m for r in all_rounds[cut:] for m in r]
+            trial_need = await needs(
+                trial, mem, shown, progress_line(all_rounds[:cut], all_rounds[cut:])
             )
+            if trial_need["history"] <= allocate(available, trial_need)["history"]:
+                dropped_n = cut
+        dropped, kept = all_rounds[:dropped_n], all_rounds[dropped_n:]
+        kept_history = [m for r in kept for m in r]
+        summary = progress_line(dropped, kept)
+        need = await needs(kept_history, mem, shown, summary)
+        events.append(
+            ContextCompressed(
+                "history",
+                before,
+                need["history"],
+                f"{len(dropped)} earlier rounds → progress line",
+            )
+        )
         limits = allocate(available, need)
 
     # 2. memory: the lowest-scoring recalled memories go first, then index lines from the end.
@@ -277,4 +291,4 @@ async def fit(
         events.append(
             ContextCompressed("tools", before, need["tools"], "hidden: " + ", ".join(hidden))
         )
-    return Fitted(kept_history, mem, shown, summary, events, need, limits)
+    return Fitted(kept_history, mem, shown, summary, events, need, limits, dropped_n)

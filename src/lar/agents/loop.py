@@ -60,6 +60,8 @@ __all__ = [
     "fit_request",
 ]
 
+CUT_KEY = "context_cut"
+"""``ctx.state`` key: rounds of history the last prompt left out (kept while they fit)."""
 MEMORY_KEY = "memory_context"
 """``ctx.state`` key: what memory contributes to the system prompt (index, recall, last task)."""
 
@@ -266,6 +268,7 @@ async def run_loop(
                 fitted.memory,
                 fitted.summary,
             )
+            ctx.state[CUT_KEY] = fitted.cut
             now = [(e.part, e.detail) for e in fitted.events]
             if now != reported:  # report a change, not the same cut every turn
                 for event in fitted.events:
@@ -407,6 +410,7 @@ async def fit_request(
         tools=[] if answer_mode else list(tools),
         listing=listing,
         used_tools={r.name for r in completed.values()},
+        cut=int(ctx.state.get(CUT_KEY, 0)),
     )
 
 

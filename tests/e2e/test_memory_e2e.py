@@ -1,0 +1,124 @@
+"""Memory on the real embedded model: a preference told in chat, used by a later process."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lar.agents.agent import Agent
+from lar.config import load_config
+from lar.tools.builtin import builtin_tools
+from lar.tools.builtin.interaction import CHECKPOINT_KEY
+
+
+def test_preference_told_in_chat_is_recalled_by_a_new_process(
+    lar_home: Path, tmp_path: Path
+) -> None:
+    pexpect = pytest.importorskip("pexpect", reason="pexpect is a dev dependency")
+    child = pexpect.spawn(
+        sys.executable, ["-m", "lar", "chat"], cwd=str(tmp_path), encoding="utf-8", timeout=240
+    )
+    try:
+        child.expect("you> ")
+        child.sendline("I prefer green tea over coffee, and I never take sugar.")
+        child.expect(r"memory: stored (m_[0-9a-f]{12})")
+        stored = child.match.group(1)
+        child.expect("you> ")
+        child.sendline("/exit")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "lar", "run", "--json", "Which hot drink should I make for myself?"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert out.returncode == 0, out.stderr
+    events = [json.loads(line) for line in out.stdout.splitlines()]
+    recalled = [e for e in events if e["type"] == "memory_recalled"]
+    assert recalled and recalled[0]["items"][0]["id"] == stored  # the trace shows the recall
+    final = events[-1]
+    assert final["type"] == "final" and "green tea" in final["text"].lower()
+    db = sqlite3.connect(lar_home / "lar.db")
+    logged = db.execute(
+        "SELECT results FROM memory_recalls WHERE query = ?",
+        ("Which hot drink should I make for myself?",),
+    ).fetchone()
+    assert logged and json.loads(logged[0])[0]["id"] == stored
+
+
+def test_full_system_prompt_fits_in_a_thousand_tokens(lar_home: Path) -> None:
+    agent = Agent(tools=builtin_tools(), memory=True, config=load_config())
+    assert agent.memory is not None
+    facts = [
+        f"My {who} {what}."
+        for who in ("sister Ana", "manager Priya", "friend Tomás", "neighbour Lurdes", "mentor Jun")
+        for what in (
+            "lives in Braga with a beagle called Biscuit",
+            "prefers meetings before ten in the morning",
+            "is planning a long trip to Kyoto in April next year",
+            "recommended the book The Overstory by Richard Powers",
+            "works on the dispatcher database migration to Postgres 16",
+            "plays chess online in the evenings with a rating near 1400",
+            "speaks Portuguese, English and a little Japanese",
+            "runs along the river three times a week before work",
+        )
+    ]
+    for fact in facts:
+        agent.memory.write(fact, "fact", source="user")
+    agent.memory.save_working(
+        "Plan the Kyoto trip budget", "Drafted a 2,500 euro budget with flights and the ryokan"
+    )
+    agent.state[CHECKPOINT_KEY] = (
+        "goal: plan the Kyoto trip (12-22 April) for two; done: flights booked via Frankfurt, "
+        "ryokan Hanaya reserved; next: decide on the JR pass, book the Nara day trip, "
+        "check travel insurance and pack layers for April weather."
+    )
+    view = agent.preview("Hello!")
+    assert view.exact  # counted by the model's own tokenizer
+    assert len(agent.memory.index_lines()) == 30
+    system = view.messages[0].content
+    assert "Memory index" in system and "Working memory: last task:" in system
+    assert "goal: plan the Kyoto trip" in system
+    assert all(t.name in system for t in builtin_tools())
+    tokens = view.tokens["system"] + view.tokens["tools"] + view.tokens["memory"]
+    print(f"system prompt: {tokens} tokens by the model's tokenizer")  # noqa: T201
+    assert tokens <= 1000
+    agent.close()
+
+
+def test_thirty_turns_in_a_4096_context_on_the_real_model(lar_home: Path) -> None:
+    from lar.types import ContextCompressed, ModelCalled, Message
+
+    agent = Agent(
+        tools=builtin_tools(), config=load_config(), n_ctx=4096, max_tokens=24, temperature=0.0
+    )
+    history: list[Message] = []
+    compressed: list[ContextCompressed] = []
+    prompts: list[int] = []
+    background = (
+        "Background for this question: the team keeps notes about rivers, mountains, cities "
+        "and their histories, and wants short answers that a busy reader can use at once. "
+    ) * 3
+    cities = ["Lisbon", "Porto", "Braga", "Coimbra", "Faro", "Évora"]
+    for i in range(30):
+        question = f"{background}Question {i + 1}: in at most five words, what is {cities[i % 6]}?"
+        result = agent.run(question, history=history)
+        assert result.stop_reason == "answer", (i, result.text)
+        assert result.text.strip()
+        compressed += [e for e in result.events if isinstance(e, ContextCompressed)]
+        prompts += [e.usage.prompt_tokens for e in result.events if isinstance(e, ModelCalled)]
+    assert compressed and compressed[0].part == "history"
+    assert max(prompts) <= 4096 - 24  # the model's own count of every prompt it got
+    assert all(m.content.startswith(background) for m in history if m.role == "user")
+    print(f"30 turns: prompt tokens max {max(prompts)}, compressions {len(compressed)}")  # noqa: T201
+    agent.close()
