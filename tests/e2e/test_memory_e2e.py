@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import subprocess
 import sys
@@ -97,7 +96,7 @@ def test_full_system_prompt_fits_in_a_thousand_tokens(lar_home: Path) -> None:
 
 
 def test_thirty_turns_in_a_4096_context_on_the_real_model(lar_home: Path) -> None:
-    from lar.types import ContextCompressed, ModelCalled, Message
+    from lar.types import ContextCompressed, Message, ModelCalled
 
     agent = Agent(
         tools=builtin_tools(), config=load_config(), n_ctx=4096, max_tokens=24, temperature=0.0
