@@ -70,3 +70,36 @@ def test_btw_side_question_does_not_enter_the_conversation(lar_home: Path, tmp_p
             child.expect(pexpect.EOF)
         finally:
             child.close(force=True)
+
+
+def test_chat_start_consolidates_an_earlier_idle_conversation(
+    lar_home: Path, tmp_path: Path
+) -> None:
+    import sqlite3
+    import time
+
+    from lar.memory.consolidate import TURNS_SCHEMA
+    from lar.memory.store import MemoryStore
+
+    MemoryStore(lar_home / "lar.db").close()
+    db = sqlite3.connect(lar_home / "lar.db")
+    db.executescript(TURNS_SCHEMA)
+    long_ago = time.time() - 600
+    db.executemany(
+        "INSERT INTO memory_turns (session_id, role, content, at) VALUES ('s_old', ?, ?, ?)",
+        [("user", "I live in Porto now.", long_ago), ("assistant", "Nice city!", long_ago + 1)],
+    )
+    db.commit()
+    summary = text_reply("The user moved to Porto.\nFACTS:\n- none")
+    with MockOpenAIServer([summary]) as srv:
+        configure_mock(lar_home, srv.url)
+        child = spawn_chat(lar_home, tmp_path)
+        try:
+            child.expect(r"memory: 2 turns → 1 facts, archived in \S*L4_archive")
+            child.expect("you> ")
+            child.sendline("/exit")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+    facts = [r.content for r in MemoryStore(lar_home / "lar.db").records()]
+    assert "I live in Porto now." in facts and "Session summary: The user moved to Porto." in facts

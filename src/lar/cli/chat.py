@@ -72,6 +72,25 @@ class ChatSession:
         except EOFError:
             return None
 
+    def consolidate_earlier(self) -> None:
+        """Earlier conversations idle for 5 minutes become summaries, facts and archives (M5)."""
+        from lar.memory.consolidate import due_sessions
+
+        memory = getattr(self.agent, "memory", None)
+        if memory is None or not due_sessions(memory):
+            return
+        self.out.print("[dim]memory: consolidating earlier conversations… (Ctrl-C skips)[/dim]")
+        try:
+            for c in self.agent.consolidate():
+                self.out.print(
+                    f"[dim]memory: {c.turns} turns → {len(c.facts)} facts, "
+                    f"archived in {escape(c.archive)}[/dim]"
+                )
+        except KeyboardInterrupt:
+            self.out.print("[dim]skipped; `lar memory consolidate` does it later[/dim]")
+        except LarError as exc:
+            print_error(exc)
+
     def command(self, line: str) -> bool:
         """Handle a slash command; False means leave."""
         cmd, _, arg = line.partition(" ")
@@ -160,6 +179,7 @@ class ChatSession:
         self.out.print(
             f"[bold]Lar[/bold] chat · model {escape(self.agent.engine.name)} · /help for commands"
         )
+        self.consolidate_earlier()
         while True:
             try:
                 line = input("you> ").strip()

@@ -42,6 +42,6 @@ def open_store(config: LarConfig, *, warn: bool = True) -> MemoryStore:
     return MemoryStore(
         config.home / "lar.db",
         embedder,
-        index_dir=config.home / "memory",
+        index_dir=config.home / "index",
         retention=config.memory.retention_days,
     )
