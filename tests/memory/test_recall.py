@@ -138,7 +138,11 @@ def test_lar_recall_beats_bm25_and_vectors_on_the_long_conversation_set(
     assert {q.kind for q in rs.questions} == {"fact", "time", "multi", "update"}
     store = MemoryStore(tmp_path / "lar.db", minilm)
     ingest(rs, store)
-    s = {name: score(rs, store, method).recall["all"] for name, method in METHODS.items()}
+    s = {name: score(rs, store, method).recall for name, method in METHODS.items()}
     store.close()
-    assert s["Lar recall"] >= s["vectors alone"] + 0.04
-    assert s["Lar recall"] >= s["BM25 alone"] + 0.2
+    lar, vectors, bm25 = s["Lar recall"], s["vectors alone"], s["BM25 alone"]
+    # measured 0.936-0.941 vs 0.891-0.895 (vectors) and 0.664-0.673 (BM25); HNSW build order
+    # moves single questions, so the guard leaves a point of room
+    assert lar["all"] >= vectors["all"] + 0.03 and lar["all"] >= bm25["all"] + 0.2
+    assert lar["time"] >= vectors["time"] + 0.15  # the named day decides these
+    assert lar["fact"] >= vectors["fact"]
