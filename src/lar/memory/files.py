@@ -143,8 +143,20 @@ class MemoryFiles:
 
     # --- export -----------------------------------------------------------------------------
 
-    def export(self, index_lines: list[str]) -> None:
-        """Regenerate L0 (if missing), L1, L2 and L3 from the database."""
+    def _audit_mark(self) -> int:
+        row = self.store.db.execute("SELECT max(seq) FROM memory_audit").fetchone()
+        return int(row[0] or 0)
+
+    def export(self, index_lines: list[str] | None = None, *, force: bool = False) -> None:
+        """Regenerate L0 (if missing), L1, L2 and L3 from the database.
+
+        Skipped when nothing was audited since the last export (every change is audited), so
+        a run that stored nothing does not rewrite large files."""
+        mark = self._audit_mark()
+        if not force and self._written_mark() == mark and (self.folder / "L2_facts.md").exists():
+            return
+        if index_lines is None:
+            index_lines = []
         self.folder.mkdir(parents=True, exist_ok=True)
         rules = self.folder / "L0_rules.md"
         if not rules.exists():
@@ -173,7 +185,14 @@ class MemoryFiles:
             if not same:
                 _atomic_write(path, text)
             hashes[name] = _sha(text)
-        _atomic_write(self.state_path, json.dumps({"files": hashes}, indent=1) + "\n")
+        state = {"files": hashes, "audit_seq": mark}
+        _atomic_write(self.state_path, json.dumps(state, indent=1) + "\n")
+
+    def _written_mark(self) -> int:
+        try:
+            return int(json.loads(self.state_path.read_text()).get("audit_seq", -1))
+        except (OSError, ValueError, AttributeError, TypeError):
+            return -1
 
     @staticmethod
     def _listing(head: str, sections: list[tuple[str, str]], records: list[MemoryRecord]) -> str:
