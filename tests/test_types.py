@@ -38,7 +38,7 @@ EVENTS = [
     ),
     ToolCallFinished(ToolResult("c2", "add", "3", value=3), 0.1),
     Notice("repaired", "fixed"),
-    MemoryRecalled("tea?", [{"id": "m_1", "score": 0.03, "cosine": 0.61, "bm25_rank": None}]),
+    MemoryRecalled("tea?", [{"id": "m_1", "score": 0.03, "cosine": 0.61, "bm25_rank": None}], 12.5),
     MemoryWritten("superseded", "I prefer coffee.", "m_2", "m_1"),
     MemoryWritten("refused", "pid 42 runs", reason="holds a process id"),
     ContextCompressed("history", 1800, 420, "3 rounds summarized"),

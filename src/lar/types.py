@@ -197,6 +197,7 @@ class MemoryRecalled:
     type: ClassVar[str] = "memory_recalled"
     query: str
     items: list[dict[str, Any]]
+    duration_ms: float = 0.0
 
 
 @dataclass(slots=True)

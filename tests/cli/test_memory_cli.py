@@ -73,7 +73,7 @@ def test_consolidate_uses_the_model_and_archives(lar_home: Path) -> None:
         configure_mock(lar_home, mock.url)
         run = lar("run", "I prefer green tea over coffee.", home=lar_home)
         assert run.returncode == 0, run.stderr
-        assert "memory: stored" in run.stderr
+        assert "memory: stored" in run.stderr and "recall: 0 memories, " in run.stderr
         nothing = lar("memory", "consolidate", home=lar_home)
         assert "nothing to consolidate" in nothing.stdout  # not idle for 5 minutes yet
         done = lar("memory", "consolidate", "--all", home=lar_home)

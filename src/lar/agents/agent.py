@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import secrets
+import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -258,8 +259,10 @@ class Agent:
     def _memory_begin(self, text: str, *, write: bool = True) -> list[Event]:
         """Recall for the message, store its statements, and set the prompt's memory part."""
         assert self.memory is not None
+        t0 = time.perf_counter()
         recalled = self.memory.begin(text, log_it=write)
-        events: list[Event] = [MemoryRecalled(text, [r.as_log() for r in recalled])]
+        took = (time.perf_counter() - t0) * 1000
+        events: list[Event] = [MemoryRecalled(text, [r.as_log() for r in recalled], took)]
         for outcome in self.memory.observe_user(text) if write else ():
             events.append(
                 MemoryWritten(

@@ -73,12 +73,15 @@ class StagedLog:
         elif isinstance(event, Notice):
             self.line(f"note: {event.message}")
         elif isinstance(event, MemoryRecalled):
+            # O5: "recall: 3 memories, top 0.82, 12ms" (top: cosine, or the fused score)
+            n = len(event.items)
+            top = ""
             if event.items:
-                shown = ", ".join(
-                    f"{i['id']} ({i['cosine'] if i['cosine'] is not None else i['score']})"
-                    for i in event.items
-                )
-                self.line(f"memory: recalled {len(event.items)}: {shown}")
+                first = event.items[0]
+                best = first["cosine"] if first.get("cosine") is not None else first["score"]
+                top = f", top {best:.2f} ({first['id']})"
+            noun = "memory" if n == 1 else "memories"
+            self.line(f"recall: {n} {noun}{top}, {event.duration_ms:.0f}ms")
         elif isinstance(event, MemoryWritten):
             target = event.memory_id or ""
             why = f": {event.reason}" if event.reason else ""
