@@ -30,6 +30,6 @@ def test_memory_and_context_lines() -> None:
         "recall: 2 memories, top 0.82 (m_1), 12ms",
         "recall: 0 memories, 3ms",
         "memory: superseded m_3 'I live in Porto.'",
-        "memory: refused  'pid 4 runs': holds a process id",
+        "memory: refused 'pid 4 runs': holds a process id",
         "context: history 1800 → 420 tokens (12 earlier rounds → progress line)",
     ]

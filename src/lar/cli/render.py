@@ -83,9 +83,9 @@ class StagedLog:
             noun = "memory" if n == 1 else "memories"
             self.line(f"recall: {n} {noun}{top}, {event.duration_ms:.0f}ms")
         elif isinstance(event, MemoryWritten):
-            target = event.memory_id or ""
+            target = f" {event.memory_id}" if event.memory_id else ""
             why = f": {event.reason}" if event.reason else ""
-            self.line(f"memory: {event.action} {target} {short(event.content, 80)!r}{why}")
+            self.line(f"memory: {event.action}{target} {short(event.content, 80)!r}{why}")
         elif isinstance(event, ContextCompressed):
             self.line(
                 f"context: {event.part} {event.before} → {event.after} tokens"
