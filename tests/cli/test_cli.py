@@ -151,6 +151,12 @@ def test_doctor_reports_the_sandbox_level(lar_home: Path) -> None:
     row = next(line for line in out.stdout.splitlines() if "sandbox" in line)
     assert isolation_level() in row
     assert "not assembled" in out.stdout and "lar model install" in out.stdout
+    from lar.telemetry.energy import available_collectors
+
+    energy = next(line for line in out.stdout.splitlines() if "energy collectors" in line)
+    names = [c.name for c in available_collectors()]
+    assert (", ".join(names) if names else "none") in energy
+    assert "memory embedder" in out.stdout and "all-minilm-l6-v2" in out.stdout
 
 
 def test_memory_verify_names_the_edited_and_the_deleted_record(lar_home: Path) -> None:

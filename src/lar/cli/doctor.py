@@ -58,6 +58,21 @@ def doctor_rows(config: LarConfig) -> list[tuple[str, str, str]]:
         ),
         ("interpreter", sys.executable, ""),
     ]
+    from lar.memory.embed import EmbedderMissing, minilm_dir
+    from lar.telemetry.energy import available_collectors
+
+    collectors = [c.name for c in available_collectors()]
+    rows.append(
+        (
+            "energy collectors",
+            ", ".join(collectors) or "none",
+            "" if collectors else "no RAPL counters readable and no NVIDIA GPU: energy is null",
+        )
+    )
+    try:
+        rows.append(("memory embedder", f"all-minilm-l6-v2 ({minilm_dir()})", ""))
+    except EmbedderMissing as exc:
+        rows.append(("memory embedder", "missing", str(exc)))
     return rows
 
 
