@@ -141,8 +141,8 @@ def test_lar_recall_beats_bm25_and_vectors_on_the_long_conversation_set(
     s = {name: score(rs, store, method).recall for name, method in METHODS.items()}
     store.close()
     lar, vectors, bm25 = s["Lar recall"], s["vectors alone"], s["BM25 alone"]
-    # measured 0.936-0.941 vs 0.891-0.895 (vectors) and 0.664-0.673 (BM25); HNSW build order
-    # moves single questions, so the guard leaves a point of room
+    # measured 0.941 vs 0.891 (vectors) and 0.664 (BM25); stores this small are searched
+    # exactly, so the figures repeat; the guard leaves a point of room
     assert lar["all"] >= vectors["all"] + 0.03 and lar["all"] >= bm25["all"] + 0.2
     assert lar["time"] >= vectors["time"] + 0.15  # the named day decides these
     assert lar["fact"] >= vectors["fact"]

@@ -42,7 +42,6 @@ from lar.types import (
     ExecutedCall,
     Final,
     MemoryRecalled,
-    MemoryWritten,
     Message,
     Notice,
     RunStarted,
@@ -263,16 +262,8 @@ class Agent:
         recalled = self.memory.begin(text, log_it=write)
         took = (time.perf_counter() - t0) * 1000
         events: list[Event] = [MemoryRecalled(text, [r.as_log() for r in recalled], took)]
-        for outcome in self.memory.observe_user(text) if write else ():
-            events.append(
-                MemoryWritten(
-                    outcome.action,
-                    outcome.content,
-                    outcome.memory_id,
-                    outcome.replaced,
-                    outcome.reason,
-                )
-            )
+        if write:
+            events += self.memory.observe_user(text)
         self.state[MEMORY_KEY] = MemoryParts(
             self.memory.index_lines(),
             [(self.memory.line(r), r.score) for r in recalled],
@@ -280,10 +271,13 @@ class Agent:
         ).to_state()
         return events
 
-    async def apreview(self, text: str, *, history: list[Message] | None = None) -> PromptPreview:
+    async def apreview(
+        self, text: str, *, history: list[Message] | None = None, estimate: bool = False
+    ) -> PromptPreview:
         """The prompt the model would get for ``text`` now, its parts' tokens and limits.
 
-        Nothing is stored: no memory is written and the recall is not logged.
+        Nothing is stored: no memory is written and the recall is not logged. ``estimate``
+        counts 3.5 characters a token instead of asking the model's tokenizer.
         """
         messages = [*(history or []), Message("user", text)]
         if self.memory is not None:
@@ -291,7 +285,7 @@ class Agent:
         ctx = ToolContext(workspace=self.workspace, home=self.config.home, state=self.state)
         settings = self.settings
         n_ctx = settings.n_ctx or 4096
-        counter = settings.counter or TokenCounter(self.engine)
+        counter = TokenCounter(None) if estimate else settings.counter or TokenCounter(self.engine)
         tools = self.executor.visible()
         fitted = await fit_request(
             dataclasses.replace(settings, n_ctx=n_ctx), counter, ctx, messages, tools, False, {}
@@ -317,9 +311,13 @@ class Agent:
             fitted.events,
         )
 
-    def preview(self, text: str, *, history: list[Message] | None = None) -> PromptPreview:
+    def preview(
+        self, text: str, *, history: list[Message] | None = None, estimate: bool = False
+    ) -> PromptPreview:
         """Blocking ``apreview``."""
-        return self._event_loop().run_until_complete(self.apreview(text, history=history))
+        return self._event_loop().run_until_complete(
+            self.apreview(text, history=history, estimate=estimate)
+        )
 
     async def aresume(self, task_id: str, *, stream_text: bool = True) -> AsyncIterator[Event]:
         """Continue a task from its last checkpoint; completed tool calls are not run again."""

@@ -107,6 +107,31 @@ def _make_agent(
         )
 
 
+def make_agent_or_exit(
+    *,
+    model: str | None,
+    track: str | None = None,
+    approver: Any = None,
+    quiet: bool = False,
+    memory: bool = True,
+) -> Any:
+    """An agent for a command that only needs the model and memory; a bad config exits 2."""
+    try:
+        return _make_agent(
+            model=model,
+            track=track,
+            workspace=None,
+            max_turns=None,
+            approver=approver,
+            ask_user=None,
+            quiet=quiet,
+            memory=memory,
+        )
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(_exit_code(exc)) from None
+
+
 class _model_progress:  # noqa: N801 - used as a context manager, reads like a function
     """A rich progress bar for the first-run assembly of the default model (stderr)."""
 
@@ -280,25 +305,11 @@ def prompt(
     from rich.rule import Rule
     from rich.table import Table
 
+    agent = make_agent_or_exit(
+        model=model, track=track, approver=_deny_all, quiet=True, memory=not no_memory
+    )
     try:
-        agent = _make_agent(
-            model=model,
-            track=track,
-            workspace=None,
-            max_turns=None,
-            approver=_deny_all,
-            ask_user=None,
-            quiet=True,
-            memory=not no_memory,
-        )
-    except LarError as exc:
-        print_error(exc)
-        raise typer.Exit(_exit_code(exc)) from None
-    try:
-        if estimate:
-            assert agent.settings.counter is not None
-            agent.settings.counter.exact = False
-        view = agent.preview(text)
+        view = agent.preview(text, estimate=estimate)
     except LarError as exc:
         print_error(exc)
         raise typer.Exit(1) from None

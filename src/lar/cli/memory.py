@@ -232,22 +232,9 @@ def consolidate(
     ] = False,
 ) -> None:
     """Summarize idle conversations, extract the facts you stated, archive raw turns to L4."""
-    from lar.cli.main import _make_agent
+    from lar.cli.main import make_agent_or_exit
 
-    try:
-        agent = _make_agent(
-            model=model,
-            track=None,
-            workspace=None,
-            max_turns=None,
-            approver=None,
-            ask_user=None,
-            quiet=False,
-            memory=True,
-        )
-    except LarError as exc:
-        print_error(exc)
-        raise typer.Exit(2) from None
+    agent = make_agent_or_exit(model=model)
     try:
         done = agent.consolidate(force=all_open)
     except LarError as exc:

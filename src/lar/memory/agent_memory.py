@@ -15,14 +15,14 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
 
 from lar.memory.files import MemoryFiles
-from lar.memory.policy import supported, user_statements, volatile
+from lar.memory.policy import STOPWORDS, supported, user_statements, volatile
 from lar.memory.recall import Recalled, recall
 from lar.memory.store import MemoryRecord, MemoryStore, MemoryType
+from lar.types import MemoryWritten
 
-__all__ = ["AgentMemory", "WriteOutcome", "WORKING_SCHEMA"]
+__all__ = ["AgentMemory", "WORKING_SCHEMA"]
 
 NEAR_DUPLICATE = 0.95  # cosine at or above which a new memory merges into the old one
 SAME_SUBJECT = 0.3  # cosine floor for a new version ("My manager is Priya" → "… is Carlos")
@@ -45,15 +45,6 @@ CREATE TABLE IF NOT EXISTS working_memory (
     updated REAL NOT NULL
 );
 """
-
-
-@dataclass(slots=True)
-class WriteOutcome:
-    action: Literal["stored", "merged", "superseded", "refused"]
-    content: str
-    memory_id: str | None = None
-    replaced: str | None = None
-    reason: str = ""
 
 
 @dataclass(slots=True)
@@ -85,17 +76,9 @@ class AgentMemory:
     def begin(self, text: str, *, log_it: bool = True) -> list[Recalled]:
         """Start a run on the user's message: recall for it and reset the evidence."""
         self.evidence = [text]
-        return recall(
-            self.store,
-            text,
-            k=self.k,
-            threshold=self.threshold,
-            session_id=self.session_id,
-            redact=self.redact,
-            log_it=log_it,
-        )
+        return self.search(text, log_it=log_it)
 
-    def search(self, query: str, k: int | None = None) -> list[Recalled]:
+    def search(self, query: str, k: int | None = None, *, log_it: bool = True) -> list[Recalled]:
         return recall(
             self.store,
             query,
@@ -103,6 +86,7 @@ class AgentMemory:
             threshold=self.threshold,
             session_id=self.session_id,
             redact=self.redact,
+            log_it=log_it,
         )
 
     @staticmethod
@@ -145,20 +129,22 @@ class AgentMemory:
         if ok:
             self.evidence.append(content)
 
-    def observe_user(self, text: str) -> list[WriteOutcome]:
+    def observe_user(self, text: str) -> list[MemoryWritten]:
         """Store the explicit statements in a user message."""
         return [
             self.write(s.content, s.type, source=f"user:{self.session_id}")
             for s in user_statements(text)
         ]
 
-    def remember(self, fact: str, type: MemoryType = "fact") -> WriteOutcome:
+    def remember(self, fact: str, type: MemoryType = "fact") -> MemoryWritten:
         """A fact the model wants kept: only if this run's evidence supports it."""
         fact = " ".join(fact.split())
         if len(fact.split()) > 60 or fact.count(". ") > 1:
-            return WriteOutcome("refused", fact, reason="not atomic: store one short fact per call")
+            return MemoryWritten(
+                "refused", fact, reason="not atomic: store one short fact per call"
+            )
         if not supported(fact, self.evidence):
-            return WriteOutcome(
+            return MemoryWritten(
                 "refused",
                 fact,
                 reason="no successful tool result or user statement in this task supports it "
@@ -166,11 +152,13 @@ class AgentMemory:
             )
         return self.write(fact, type, source=f"model:{self.session_id}")
 
-    def write(self, content: str, type: MemoryType, *, source: str) -> WriteOutcome:
+    def write(self, content: str, type: MemoryType, *, source: str) -> MemoryWritten:
         if self.redact(content) != content:
-            return WriteOutcome("refused", self.redact(content), reason="holds a secret")
+            return MemoryWritten("refused", self.redact(content), reason="holds a secret")
         if why := volatile(content):
-            return WriteOutcome("refused", content, reason=f"holds {why}, which will not stay true")
+            return MemoryWritten(
+                "refused", content, reason=f"holds {why}, which will not stay true"
+            )
         similar = self._most_similar(content, type)
         if similar is not None:
             record, cosine = similar
@@ -180,7 +168,7 @@ class AgentMemory:
                     "VALUES (?, ?, 'merge', ?, ?)",
                     (time.time(), source, record.id, json.dumps({"duplicate": content})),
                 )
-                return WriteOutcome("merged", content, record.id)
+                return MemoryWritten("merged", content, record.id)
             if cosine >= SAME_SUBJECT and _same_frame(record.content, content):
                 new = self.store.add(
                     content,
@@ -190,11 +178,11 @@ class AgentMemory:
                     actor=source,
                     session_id=self.session_id,
                 )
-                return WriteOutcome("superseded", content, new, replaced=record.id)
+                return MemoryWritten("superseded", content, new, record.id)
         new = self.store.add(
             content, type=type, source=source, actor=source, session_id=self.session_id
         )
-        return WriteOutcome("stored", content, new)
+        return MemoryWritten("stored", content, new)
 
     def _most_similar(self, content: str, type: str) -> tuple[MemoryRecord, float] | None:
         found = recall(self.store, content, k=5, threshold=-1.0, log_it=False)
@@ -223,14 +211,8 @@ def _same_frame(old: str, new: str) -> bool:
 
 
 def _keywords(text: str) -> str:
-    words = [w for w in re.findall(r"[\w'-]+", text) if w.lower() not in _INDEX_STOP]
+    words = [w for w in re.findall(r"[\w'-]+", text) if w.lower() not in STOPWORDS]
     return _shorten(" ".join(words[:INDEX_WORDS]), 44)
-
-
-_INDEX_STOP = frozenset(
-    "a an the and or but of to in on at for with by from is are was were be been i i'm me my "
-    "we our it its this that by way btw also really just so very".split()
-)
 
 
 def _shorten(text: str, width: int) -> str:

@@ -24,6 +24,7 @@ __all__ = [
     "supported",
     "split_sentences",
     "content_words",
+    "STOPWORDS",
 ]
 
 _SENTENCE = re.compile(r"(?<=[.!;])\s+|\n+")
@@ -62,10 +63,15 @@ _VOLATILE = [
     ),
     (re.compile(r"\bport\s+\d{4,5}\b", re.I), "a port number"),
 ]
-_STOP = frozenset(
-    "a an the and or but of to in on at for with by from is are was were be been i me my we our "
-    "you your it its this that these those there here as so do does did not no".split()
+STOPWORDS = frozenset(
+    """a an and are as at be been but by can could did do does doing for from had has have how i
+    i'd i'm i've if in into is it it's its me my myself no not of on or our so than that the their
+    them then there these they this to was we were what when where which while who whom why will
+    with would you your yours about again all am any because before being both each few further
+    here just more most other own same should some such too very up down out off over under once
+    only tell remind know remember said say mentioned mention also really btw""".split()
 )
+"""Words that say nothing about what a memory is about (recall terms, evidence, index lines)."""
 _WORD = re.compile(r"[\w'-]+", re.UNICODE)
 
 
@@ -80,7 +86,7 @@ def split_sentences(text: str) -> list[str]:
 
 
 def content_words(text: str) -> set[str]:
-    return {w.lower().strip("'-") for w in _WORD.findall(text)} - _STOP - {""}
+    return {w.lower().strip("'-") for w in _WORD.findall(text)} - STOPWORDS - {""}
 
 
 def volatile(text: str) -> str | None:

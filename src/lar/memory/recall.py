@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lar.memory.policy import STOPWORDS
 from lar.memory.store import _RECORD_COLUMNS, MemoryRecord, MemoryStore
 from lar.memory.when import time_window
 
@@ -49,14 +50,6 @@ TIME_LIST_WEIGHT = 2.0  # a named time is a strong hint
 BM25_WEIGHT = 1.0
 THRESHOLD = 0.25  # cosine; below it a memory is not returned (empty beats wrong)
 
-_STOPWORDS = frozenset(
-    """a an and are as at be been but by can could did do does doing for from had has have how i
-    i'd i'm i've if in into is it it's its me my myself no not of on or our so than that the their
-    them then there these they this to was we were what when where which while who whom why will
-    with would you your yours about again all am any because before being both each few further
-    here just more most other own same should some such too very up down out off over under once
-    only tell remind know remember said say mentioned mention""".split()
-)
 _WORD = re.compile(r"[\w']+", re.UNICODE)
 
 
@@ -82,7 +75,7 @@ class Recalled:
 
 def _terms(query: str) -> list[str]:
     words = [w.strip("'").lower() for w in _WORD.findall(query)]
-    return list(dict.fromkeys(w for w in words if w and w not in _STOPWORDS))
+    return list(dict.fromkeys(w for w in words if w and w not in STOPWORDS))
 
 
 _ACTIVE = (
@@ -116,7 +109,8 @@ def _selective_terms(store: MemoryStore, terms: list[str]) -> list[str]:
 
 def bm25_ranked(store: MemoryStore, query: str, n: int, now: float) -> list[int]:
     """Memory seqs by BM25 over the query's selective terms, best first (current records)."""
-    terms = _selective_terms(store, _terms(query)) if _terms(query) else []
+    terms = _terms(query)
+    terms = _selective_terms(store, terms) if terms else []
     if not terms:
         return []
     match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)

@@ -37,6 +37,7 @@ CREATE TABLE IF NOT EXISTS memory_vectors (
 CREATE INDEX IF NOT EXISTS memory_vectors_model ON memory_vectors (model, vseq);
 """
 
+EXACT_BELOW = 5_000  # vectors; brute force over 5k 384-d vectors takes about 1.7 ms here
 _SAVE_LAG = 200  # close() rewrites the file when it lags this many rows (~0.2 s to catch up)
 
 
@@ -57,7 +58,14 @@ class VectorIndex:
     def _new(self) -> Any:
         from usearch.index import Index
 
-        return Index(ndim=self.dim, metric="cos", dtype="f32", connectivity=16, expansion_add=64)
+        return Index(
+            ndim=self.dim,
+            metric="cos",
+            dtype="f32",
+            connectivity=16,
+            expansion_add=64,
+            expansion_search=128,
+        )
 
     def _meta_path(self) -> Path | None:
         return self.path.with_suffix(".json") if self.path else None
@@ -109,7 +117,10 @@ class VectorIndex:
         self.refresh()
         if self._index is None or len(self._index) == 0:
             return []
-        found = self._index.search(vector, min(k, len(self._index)))
+        size = len(self._index)
+        # Small stores are searched exhaustively: exact, the same answer every time, and still
+        # cheaper than a millisecond or two; HNSW takes over where brute force would not be.
+        found = self._index.search(vector, min(k, size), exact=size <= EXACT_BELOW)
         return [
             (int(key), 1.0 - float(dist))
             for key, dist in zip(found.keys.tolist(), found.distances.tolist(), strict=True)
