@@ -33,6 +33,8 @@ __all__ = [
     "LarConfig",
     "MemorySettings",
     "ModelConfig",
+    "CatalogOverride",
+    "RouterSettings",
     "ToolsConfig",
     "load_config",
     "lar_home",
@@ -46,6 +48,21 @@ _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+class CatalogOverride(_Strict):
+    """What the catalog says about a model, corrected or completed by the user (E5)."""
+
+    params_b: float | None = Field(None, gt=0)
+    context_length: int | None = Field(None, ge=256)
+    native_tools: bool | None = None
+    tags: list[Literal["code", "math", "reasoning", "thinking", "chat", "vision"]] | None = None
+    price_in_per_m: float | None = Field(None, ge=0)
+    """US dollars per million prompt tokens."""
+    price_out_per_m: float | None = Field(None, ge=0)
+    local: bool | None = None
+    """Whether it runs on this machine or network (default: llamacpp, or a loopback/private
+    base_url); the router only picks a non-local model when ``router.allow_cloud`` is true."""
 
 
 class ModelConfig(_Strict):
@@ -71,6 +88,7 @@ class ModelConfig(_Strict):
     track: Literal["auto", "native", "protocol"] = "auto"
     options: dict[str, Any] = Field(default_factory=dict)
     """Free-form settings for a plugin engine."""
+    catalog: CatalogOverride | None = None
 
     @field_validator("engine")
     @classmethod
@@ -137,6 +155,25 @@ class MemorySettings(_Strict):
     skill: kept); null keeps a type forever."""
 
 
+class RouterSettings(_Strict):
+    """Which model answers each request (L1–L4)."""
+
+    policy: Literal["auto", "heuristic", "learned", "fixed"] = "auto"
+    """auto: the learned policy once ``lar learn`` has trained one, else heuristic; fixed:
+    always ``model``."""
+    models: list[str] = Field(default_factory=list)
+    """The models the router may pick; empty: ``model`` and every entry of ``models:``."""
+    allow_cloud: bool = False
+    """Local-first: a model that is not local is picked only when this is true (``model``
+    itself is always allowed)."""
+    min_samples: int = Field(5, ge=1, le=10_000)
+    """Runs a model needs in a query class before the learned router trusts it there."""
+    max_latency_s: float = Field(30.0, gt=0)
+    """Reward (L4): a run this slow scores 0 on latency."""
+    max_cost_usd: float = Field(0.01, gt=0)
+    """Reward (L4): a run this expensive scores 0 on cost."""
+
+
 class LarConfig(_Strict):
     model: str = DEFAULT_MODEL_NAME
     fallbacks: list[str] = Field(default_factory=list)
@@ -144,6 +181,7 @@ class LarConfig(_Strict):
     agent: AgentSettings = Field(default_factory=AgentSettings)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    router: RouterSettings = Field(default_factory=RouterSettings)
     home: Path = Field(default_factory=lambda: lar_home(), exclude=True)
     crash_after: int | None = Field(None, exclude=True)
     """Tests only (``LAR_TEST_CRASH_AFTER``): SIGKILL the process after that many task steps."""
@@ -155,7 +193,12 @@ class LarConfig(_Strict):
         if dupes:
             raise ValueError(f"duplicate model names: {', '.join(sorted(dupes))}")
         known = [DEFAULT_MODEL_NAME, *names]
-        for key, value in [("model", self.model), *(("fallbacks", f) for f in self.fallbacks)]:
+        named = [
+            ("model", self.model),
+            *(("fallbacks", f) for f in self.fallbacks),
+            *(("router.models", r) for r in self.router.models),
+        ]
+        for key, value in named:
             if value not in known:
                 raise ValueError(f"{key}: unknown model {value!r}; known: {', '.join(known)}")
         return self
@@ -168,6 +211,13 @@ class LarConfig(_Strict):
             return ModelConfig(name=DEFAULT_MODEL_NAME, engine="llamacpp")
         known = ", ".join([DEFAULT_MODEL_NAME, *(m.name for m in self.models)])
         raise ConfigError(f"unknown model {name!r}; known: {known}", key="model")
+
+    def candidates(self) -> list[str]:
+        """The models the router chooses among: ``router.models``, else ``model`` and every
+        configured one."""
+        if self.router.models:
+            return list(dict.fromkeys(self.router.models))
+        return list(dict.fromkeys([self.model, *(m.name for m in self.models)]))
 
     def secrets(self, env: Mapping[str, str] | None = None) -> list[str]:
         """Values that must never appear in output: configured API keys and secret-looking

@@ -27,6 +27,7 @@ __all__ = [
     "ExecutedCall",
     "RunStarted",
     "TextDelta",
+    "Routed",
     "ModelCalled",
     "ToolCallStarted",
     "ToolCallFinished",
@@ -126,6 +127,8 @@ class ModelResponse:
     model: str = ""
     engine: str = ""
     finish_reason: str | None = None
+    failover: list[str] = field(default_factory=list)
+    """Errors of the engines tried before the one that answered (E4), oldest first."""
 
 
 @dataclass(slots=True)
@@ -157,6 +160,21 @@ class TextDelta:
 
 
 @dataclass(slots=True)
+class Routed:
+    """Which model the router picked for this request and why (L1–L3)."""
+
+    type: ClassVar[str] = "routed"
+    model: str
+    router: str
+    rule: str
+    reason: str
+    query_class: str
+    complexity: float
+    tier: str
+    budget: int
+
+
+@dataclass(slots=True)
 class ModelCalled:
     type: ClassVar[str] = "model_called"
     turn: int
@@ -166,6 +184,11 @@ class ModelCalled:
     timings: Timings
     tool_calls: int
     repaired: bool = False
+    energy_j: float | None = None
+    """Joules measured across the call (O2); None where no collector is available."""
+    power_w: float | None = None
+    failover: list[str] = field(default_factory=list)
+    """Errors of the models tried before this one answered (E4)."""
 
 
 @dataclass(slots=True)
@@ -243,6 +266,7 @@ class ErrorEvent:
 Event = Union[  # noqa: UP007 - a runtime alias; typing.get_args needs the Union form
     RunStarted,
     TextDelta,
+    Routed,
     ModelCalled,
     ToolCallStarted,
     ToolCallFinished,

@@ -24,17 +24,21 @@ from lar.agents.loop import (
     system_message,
 )
 from lar.agents.state import TaskRecorder, TaskStore
-from lar.config import LarConfig, load_config
+from lar.config import LarConfig, ModelConfig, load_config
 from lar.engines.base import Engine, exclusive_loop
-from lar.engines.catalog import lookup
+from lar.engines.catalog import ModelInfo, describe, lookup
 from lar.engines.factory import build_engine
 from lar.errors import EngineError, LarError
 from lar.memory.agent_memory import AgentMemory
 from lar.memory.consolidate import Consolidated, consolidate, due_sessions, log_turn
 from lar.redact import Redactor
+from lar.routing import Decision, RouteContext, RouterPolicy
+from lar.routing.make import make_router
+from lar.telemetry.records import default_meter
 from lar.tools.base import Tool, ToolContext
 from lar.tools.builtin.interaction import CHECKPOINT_KEY
 from lar.tools.executor import Approver, ToolExecutor
+from lar.traces import TraceRecorder, TraceStore
 from lar.types import (
     ContextCompressed,
     ErrorEvent,
@@ -44,6 +48,7 @@ from lar.types import (
     MemoryRecalled,
     Message,
     Notice,
+    Routed,
     RunStarted,
     ToolCall,
     ToolCallFinished,
@@ -66,6 +71,8 @@ class RunResult:
     turns: int
     events: list[Event] = field(default_factory=list)
     error: str | None = None
+    run_id: str = ""
+    """The task and trace id (``lar trace show ID``, ``agent.feedback(ID, +1)``)."""
 
 
 @dataclass(slots=True)
@@ -120,28 +127,46 @@ class Agent:
         memory: AgentMemory | bool = False,
         session_id: str | None = None,
         n_ctx: int | None = None,
+        traces: TraceStore | bool = True,
     ) -> None:
         from lar.tools.base import tool as make_tool
 
         self.config = config or load_config()
         self.tools = [t if isinstance(t, Tool) else make_tool(t) for t in tools]
-        if engine is None:
-            if base_url is not None:
-                from lar.engines.openai_http import OpenAIEngine
+        self._progress = on_model_progress
+        self._track_arg = track
+        self._n_ctx_arg = n_ctx
+        self._max_turns = max_turns
+        self._system_prompt = system_prompt
+        self._params: dict[str, Any] = {}
+        if temperature is not None:
+            self._params["temperature"] = temperature
+        if max_tokens is not None:
+            self._params["max_tokens"] = max_tokens
+        self._models: dict[str, tuple[Engine, Track, LoopSettings]] = {}
+        self._meter = default_meter()
+        if engine is None and base_url is not None:
+            from lar.engines.openai_http import OpenAIEngine
 
-                engine = OpenAIEngine(base_url=base_url, model=model or "default", api_key=api_key)
-            else:
-                engine = build_engine(self.config, model, on_model_progress)
-        self.engine = engine
-        model_cfg = None
-        if base_url is None and (model or self.config.model) in (
-            [m.name for m in self.config.models] + ["default"]
-        ):
-            model_cfg = self.config.model_named(model or self.config.model)
-        cfg_track = model_cfg.track if model_cfg else None
-        self.track: Track = resolve_track(
-            engine, track if track not in (None, "auto") else cfg_track
-        )
+            engine = OpenAIEngine(base_url=base_url, model=model or "default", api_key=api_key)
+        self._fixed: str | None
+        if engine is not None:
+            # The caller chose the engine: every request goes to it.
+            self.router: RouterPolicy | None = None
+            self._fixed = engine.name
+            named = model or self.config.model
+            known = named in [*(m.name for m in self.config.models), "default"]
+            cfg = self.config.model_named(named) if base_url is None and known else None
+            self._models[engine.name] = self._prepare(engine, cfg)
+        else:
+            self._fixed = model  # None: the router picks among the configured models
+            self.router = None if model is not None else make_router(self.config)
+        self._infos = {
+            n: describe(self.config.model_named(n))
+            for n in [*self.config.candidates(), *([model] if model and engine is None else [])]
+        }
+        first = self._fixed or self.config.model
+        self.engine, self.track, self.settings = self._model(first)
         allow = list(allowlist) if allowlist is not None else self.config.tools.allowlist
         self.executor = ToolExecutor(
             self.tools,
@@ -153,21 +178,10 @@ class Agent:
                 for name, secret in self.config.tools.credentials.items()
             },
         )
-        params: dict[str, Any] = {}
-        if temperature is not None:
-            params["temperature"] = temperature
-        if max_tokens is not None:
-            params["max_tokens"] = max_tokens
-        reserve = max_tokens or (model_cfg.max_tokens if model_cfg else 512)
-        self.settings = LoopSettings(
-            track=self.track,
-            max_turns=max_turns or self.config.agent.max_turns,
-            system_prompt=system_prompt or self.config.agent.system_prompt or DEFAULT_SYSTEM_PROMPT,
-            params=params,
-            n_ctx=n_ctx or engine.context_size,
-            reserve=reserve,
-            counter=TokenCounter(engine),
-        )
+        if traces is True:
+            traces = TraceStore(self.config.home / "lar.db")
+        self.traces: TraceStore | None = traces or None
+        self.last_decision: Decision | None = None
         ws = workspace or self.config.agent.workspace
         self.workspace = Path(ws).expanduser().resolve() if ws else Path.cwd()
         self.ask_user = ask_user
@@ -187,29 +201,119 @@ class Agent:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
 
+    # --- models and routing ---------------------------------------------------------------
+
+    def _prepare(
+        self, engine: Engine, cfg: ModelConfig | None
+    ) -> tuple[Engine, Track, LoopSettings]:
+        track_arg = self._track_arg
+        cfg_track = cfg.track if cfg else None
+        track = resolve_track(engine, track_arg if track_arg not in (None, "auto") else cfg_track)
+        reserve = self._params.get("max_tokens") or (cfg.max_tokens if cfg else 512)
+        settings = LoopSettings(
+            track=track,
+            max_turns=self._max_turns or self.config.agent.max_turns,
+            system_prompt=self._system_prompt
+            or self.config.agent.system_prompt
+            or DEFAULT_SYSTEM_PROMPT,
+            params=dict(self._params),
+            n_ctx=self._n_ctx_arg or engine.context_size,
+            reserve=reserve,
+            counter=TokenCounter(engine),
+            meter=self._meter,
+        )
+        return engine, track, settings
+
+    def _model(self, name: str) -> tuple[Engine, Track, LoopSettings]:
+        """The engine, track and loop settings of a configured model, built on first use."""
+        if name not in self._models:
+            engine = build_engine(
+                self.config, name, self._progress, failover=self._fixed is None or None
+            )
+            self._models[name] = self._prepare(engine, self.config.model_named(name))
+        return self._models[name]
+
+    def route(self, text: str, *, urgency: float = 0.0) -> Decision:
+        """Which model answers ``text``, and why (L2, L3); nothing is called."""
+        ctx = RouteContext.of(text, urgency)
+        if self.router is None:
+            name = self._fixed or self.engine.name
+            c = ctx.complexity
+            return Decision(
+                name, "fixed", "fixed", f"model {name} chosen by the caller",
+                ctx.query_class, c.score, c.tier, c.budget(),
+            )  # fmt: skip
+        return self.router.decide(ctx)
+
+    def _use(self, decision: Decision) -> None:
+        self.last_decision = decision
+        if self.router is not None:
+            self.engine, self.track, self.settings = self._model(decision.model)
+
+    def _info(self, name: str) -> ModelInfo | None:
+        found = self._infos.get(name)
+        if found is None:
+            for model_name, (engine, _, _) in self._models.items():
+                if name in (engine.name, engine.model):
+                    found = self._infos.get(model_name)
+        return found or lookup(name)
+
+    def feedback(self, trace_id: str, score: int, comment: str | None = None) -> None:
+        """Attach +1 or −1 (and a comment) to a run's trace (L5); the learned router uses it."""
+        if self.traces is None:
+            raise LarError("this agent keeps no traces (traces=False)")
+        self.traces.feedback(trace_id, score, comment)
+
     # --- async API --------------------------------------------------------------------------
 
     async def astream(
-        self, text: str, *, history: list[Message] | None = None, stream_text: bool = True
+        self,
+        text: str,
+        *,
+        history: list[Message] | None = None,
+        stream_text: bool = True,
+        urgency: float = 0.0,
     ) -> AsyncIterator[Event]:
         """Events for one user message. ``history`` (if given) is extended in place.
 
-        With a task store every step is checkpointed; the run id is the task id.
+        The router picks the model first (``urgency`` above 0.8 asks for the smallest). With a
+        task store every step is checkpointed; the run id is the task id and the trace id.
         """
+        decision = self.route(text, urgency=urgency)
+        self._use(decision)
         messages = history if history is not None else []
         messages.append(Message("user", text))
         run_id = "t_" + secrets.token_hex(6)
+        trace = None
+        if self.traces is not None:
+            trace = TraceRecorder(
+                self.traces,
+                run_id,
+                text,
+                session=self.session_id,
+                info=self._info,
+                max_latency_s=self.config.router.max_latency_s,
+                max_cost_usd=self.config.router.max_cost_usd,
+                # memory's mask includes the agent's, plus whatever a caller gave the memory
+                redact=self.memory.redact if self.memory is not None else self.redactor.text,
+            )
         recorder = None
         if self.tasks is not None:
             self.tasks.create(run_id, text, self.engine.name)
             recorder = self._recorder(run_id)
-        memory_events: list[Event] = []
+        prelude: list[Event] = [Routed(**dataclasses.asdict(decision))]
         if self.memory is not None:
-            memory_events += await self._consolidate_if_due()
-            memory_events += self._memory_begin(text)
+            prelude += await self._consolidate_if_due()
+            prelude += self._memory_begin(text)
             log_turn(self.memory, "user", text)
-        async for event in self._drive(messages, run_id, recorder, stream_text, memory_events):
-            yield event
+        try:
+            async for event in self._drive(messages, run_id, recorder, stream_text, prelude):
+                if trace is not None:
+                    trace.observe(event)
+                yield event
+        finally:
+            if trace is not None and not trace.done:
+                trace.finish()  # interrupted: still a trace, outcome "interrupted"
         if self.memory is not None:
             answer = _final_text(messages)
             log_turn(self.memory, "assistant", answer)
@@ -341,7 +445,7 @@ class Agent:
         run_id: str,
         recorder: TaskRecorder | None,
         stream_text: bool,
-        memory_events: list[Event] | None = None,
+        prelude: list[Event] | None = None,
     ) -> AsyncIterator[Event]:
         ctx = ToolContext(
             workspace=self.workspace,
@@ -360,17 +464,22 @@ class Agent:
                 self.memory.note_result(event.result.ok, event.result.content)
             yield self.redactor.event(event)
             if isinstance(event, RunStarted):
-                for extra in memory_events or ():
+                for extra in prelude or ():
                     yield self.redactor.event(extra)
 
-    async def arun(self, text: str, *, history: list[Message] | None = None) -> RunResult:
+    async def arun(
+        self, text: str, *, history: list[Message] | None = None, urgency: float = 0.0
+    ) -> RunResult:
         events: list[Event] = []
         calls: dict[str, ToolCall] = {}
         executed: list[ExecutedCall] = []
         final: Final | None = None
         error: str | None = None
-        async for event in self.astream(text, history=history, stream_text=False):
+        run_id = ""
+        async for event in self.astream(text, history=history, stream_text=False, urgency=urgency):
             events.append(event)
+            if isinstance(event, RunStarted):
+                run_id = event.run_id
             if isinstance(event, ToolCallStarted):
                 calls[event.call.id] = event.call
             elif isinstance(event, ToolCallFinished):
@@ -403,6 +512,7 @@ class Agent:
             turns=final.turns,
             events=events,
             error=error,
+            run_id=run_id,
         )
 
     # --- sync API ---------------------------------------------------------------------------
@@ -428,25 +538,31 @@ class Agent:
             # Closed by close(), or when the agent is garbage-collected or the interpreter exits,
             # so `Agent(...).run(...)` without a `with` block leaks neither loop nor sockets.
             self._finalizer = weakref.finalize(
-                self, _shutdown, self._loop, self.engine, self.executor
+                self, _shutdown, self._loop, self._models, self.executor
             )
         return self._loop
 
-    def run(self, text: str, *, history: list[Message] | None = None) -> RunResult:
+    def run(
+        self, text: str, *, history: list[Message] | None = None, urgency: float = 0.0
+    ) -> RunResult:
         """Run to a final answer (blocking)."""
-        return self._event_loop().run_until_complete(self._run_exclusive(text, history))
+        return self._event_loop().run_until_complete(self._run_exclusive(text, history, urgency))
 
-    async def _run_exclusive(self, text: str, history: list[Message] | None) -> RunResult:
+    async def _run_exclusive(
+        self, text: str, history: list[Message] | None, urgency: float
+    ) -> RunResult:
         # This run is the only thing on the agent's private loop: engines may block it.
         token = exclusive_loop.set(True)
         try:
-            return await self.arun(text, history=history)
+            return await self.arun(text, history=history, urgency=urgency)
         finally:
             exclusive_loop.reset(token)
 
-    def stream(self, text: str, *, history: list[Message] | None = None) -> Iterator[Event]:
+    def stream(
+        self, text: str, *, history: list[Message] | None = None, urgency: float = 0.0
+    ) -> Iterator[Event]:
         """Events as they happen (blocking iterator), text deltas included."""
-        return self._iterate(self.astream(text, history=history, stream_text=True))
+        return self._iterate(self.astream(text, history=history, stream_text=True, urgency=urgency))
 
     def resume(self, task_id: str) -> Iterator[Event]:
         """Events of a resumed task (blocking iterator)."""
@@ -476,6 +592,9 @@ class Agent:
         if self.memory is not None:
             self.memory.store.close()
             self.memory = None
+        if self.traces is not None:
+            self.traces.close()
+            self.traces = None
         self._loop = None
         self._finalizer = None
 
@@ -486,13 +605,18 @@ class Agent:
         self.close()
 
 
-def _shutdown(loop: asyncio.AbstractEventLoop, engine: Engine, executor: ToolExecutor) -> None:
+def _shutdown(
+    loop: asyncio.AbstractEventLoop,
+    models: dict[str, tuple[Engine, Any, Any]],
+    executor: ToolExecutor,
+) -> None:
     executor.close()
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         try:
-            loop.run_until_complete(engine.aclose())
+            for engine, _, _ in list(models.values()):
+                loop.run_until_complete(engine.aclose())
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.run_until_complete(loop.shutdown_default_executor())
         finally:

@@ -29,6 +29,7 @@ from lar.calling.prompt import (
 from lar.calling.protocol import clean_answer
 from lar.engines.base import Engine
 from lar.errors import EngineError
+from lar.telemetry.records import EnergyMeter
 from lar.tools.base import Tool, ToolContext
 from lar.tools.builtin.interaction import CHECKPOINT_KEY
 from lar.tools.executor import ToolExecutor, tool_names
@@ -88,6 +89,8 @@ class LoopSettings:
     """Tokens kept free for the answer."""
     counter: TokenCounter | None = None
     """Shared across runs so a text is tokenized once."""
+    meter: EnergyMeter | None = None
+    """Measures each model call's energy (O2); None: not measured."""
 
 
 def system_message(
@@ -281,6 +284,7 @@ async def run_loop(
         native_tools = listed if settings.track == "native" and listed and not answer_mode else None
         deltas: list[str] = []
         response: ModelResponse | None = None
+        metering = settings.meter.start() if settings.meter is not None else None
         try:
             async for item in _call_engine(engine, request, native_tools, settings, deltas):
                 if isinstance(item, TextDelta):
@@ -288,12 +292,17 @@ async def run_loop(
                 else:
                     response = item
         except EngineError as exc:
+            if settings.meter is not None:
+                settings.meter.stop(metering)  # ends a polling thread, if any
             if recorder is not None:
                 recorder.status("failed", error=str(exc))
             yield ErrorEvent(code="engine_error", message=str(exc))
             yield Final("", "error", usage, _ms(started), turn)
             return
         assert response is not None
+        energy_j = power_w = None
+        if settings.meter is not None:
+            energy_j, power_w = settings.meter.stop(metering)
         usage = usage + response.usage
         parsed = extract_calls(response, known if tools else {}, codeact=settings.codeact)
         yield ModelCalled(
@@ -304,7 +313,16 @@ async def run_loop(
             timings=response.timings,
             tool_calls=len(parsed.calls),
             repaired=parsed.repaired,
+            energy_j=energy_j,
+            power_w=power_w,
+            failover=response.failover,
         )
+        if response.failover:
+            yield Notice(
+                "failover",
+                f"answered by {response.model or engine.name} after: "
+                + " | ".join(response.failover),
+            )
         if parsed.repaired:
             yield Notice("repaired", f"repaired malformed tool-call JSON ({parsed.format})")
         for warning in parsed.warnings:

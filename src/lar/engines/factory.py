@@ -73,12 +73,21 @@ def engine_for(cfg: ModelConfig, config: LarConfig, progress: Progress | None = 
 
 
 def build_engine(
-    config: LarConfig, model: str | None = None, progress: Progress | None = None
+    config: LarConfig,
+    model: str | None = None,
+    progress: Progress | None = None,
+    *,
+    failover: bool | None = None,
 ) -> Engine:
-    """The configured model, wrapped in failover when ``fallbacks`` are configured."""
+    """The configured model, wrapped in failover when ``fallbacks`` are configured.
+
+    ``failover`` defaults to true for the configured model and false for one named explicitly
+    (the user asked for that model); the router passes true for the model it picked.
+    """
     name = model or config.model
     primary = engine_for(config.model_named(name), config, progress)
-    fallbacks = [f for f in config.fallbacks if f != name] if model is None else []
+    use = failover if failover is not None else model is None
+    fallbacks = [f for f in config.fallbacks if f != name] if use else []
     if not fallbacks:
         return primary
     from lar.engines.failover import FailoverEngine

@@ -37,6 +37,8 @@ class FailoverEngine(Engine):
             try:
                 async for chunk in engine.stream(messages, tools, **params):
                     emitted = emitted or bool(chunk.text)
+                    if chunk.response is not None:
+                        chunk.response.failover = list(errors)
                     yield chunk
                 self.failures = errors
                 return
@@ -59,6 +61,7 @@ class FailoverEngine(Engine):
                 errors.append(str(exc))
                 continue
             self.failures = errors
+            response.failover = list(errors)
             return response
         raise EngineError("failover", "all engines failed: " + " | ".join(errors), retryable=True)
 

@@ -1,0 +1,225 @@
+"""Turns a run's event stream into a trace and telemetry records (O1, O4).
+
+The recorder only reads events (already redacted by the agent), so the loop knows nothing about
+traces; it writes once, when the run ends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from lar.engines.catalog import ModelInfo
+from lar.routing.reward import reward
+from lar.telemetry.records import TelemetryRecord, token_counts
+from lar.traces.store import Step, Trace, TraceStore
+from lar.types import (
+    ContextCompressed,
+    ErrorEvent,
+    Event,
+    Final,
+    MemoryRecalled,
+    MemoryWritten,
+    ModelCalled,
+    Notice,
+    Routed,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+
+__all__ = ["TraceRecorder", "digest"]
+
+
+def digest(value: Any) -> str:
+    """SHA-256 of a value's canonical JSON (sorted keys), hex."""
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class TraceRecorder:
+    """Collects one run. ``info`` maps a model name to its catalog entry (for prices)."""
+
+    def __init__(
+        self,
+        store: TraceStore,
+        trace_id: str,
+        query: str,
+        *,
+        session: str | None = None,
+        info: Callable[[str], ModelInfo | None] = lambda name: None,
+        max_latency_s: float = 30.0,
+        max_cost_usd: float = 0.01,
+        redact: Callable[[str], str] = lambda text: text,
+    ) -> None:
+        self.store = store
+        self.redact = redact
+        self.info = info
+        self.max_latency_s = max_latency_s
+        self.max_cost_usd = max_cost_usd
+        self.started = time.perf_counter()
+        self.trace = Trace(
+            trace_id, time.time(), redact(query), "running", False, session=session
+        )
+        self._calls: dict[str, tuple[float, Any]] = {}
+        self._failover = False
+        self._chars = 0  # streamed text, for estimating a usage-less engine's completion
+        self.done = False
+
+    def _offset(self) -> float:
+        return round((time.perf_counter() - self.started) * 1000, 3)
+
+    def _step(self, kind: str, name: str, detail: dict[str, Any], **kw: Any) -> None:
+        text = json.dumps(detail, ensure_ascii=False, default=str)
+        masked = self.redact(text)
+        if masked != text:
+            try:
+                detail = json.loads(masked)
+            except ValueError:
+                detail = {"redacted": masked}
+        self.trace.steps.append(Step(kind, name, self._offset(), detail, **kw))
+
+    def observe(self, event: Event) -> None:
+        t = self.trace
+        if isinstance(event, TextDelta):
+            self._chars += len(event.text)
+        elif isinstance(event, Routed):
+            t.model, t.router, t.rule, t.reason = (
+                event.model,
+                event.router,
+                event.rule,
+                event.reason,
+            )
+            t.query_class, t.complexity = event.query_class, event.complexity
+            self._step(
+                "route",
+                event.model,
+                {
+                    "router": event.router,
+                    "rule": event.rule,
+                    "reason": event.reason,
+                    "class": event.query_class,
+                    "complexity": event.complexity,
+                    "tier": event.tier,
+                    "budget": event.budget,
+                },
+            )
+        elif isinstance(event, ModelCalled):
+            self._model_called(event)
+        elif isinstance(event, ToolCallStarted):
+            self._calls[event.call.id] = (self._offset(), event.call.arguments)
+        elif isinstance(event, ToolCallFinished):
+            r = event.result
+            _, args = self._calls.pop(r.call_id, (0.0, None))
+            self._step(
+                "tool",
+                r.name,
+                {
+                    "arguments": args,
+                    "result": r.content[:500],
+                    "error": r.error.code if r.error else None,
+                },
+                duration_ms=round(event.duration_ms, 3),
+                ok=r.ok,
+                input_hash=digest(args if args is not None else {}),
+                output_hash=digest(r.content),
+            )
+        elif isinstance(event, MemoryRecalled):
+            self._step(
+                "recall",
+                f"{len(event.items)} memories",
+                {"items": [i.get("id") for i in event.items]},
+                duration_ms=round(event.duration_ms, 3),
+            )
+        elif isinstance(event, MemoryWritten):
+            self._step("memory", event.action, {"id": event.memory_id, "reason": event.reason})
+        elif isinstance(event, ContextCompressed):
+            self._step(
+                "context",
+                event.part,
+                {"before": event.before, "after": event.after, "detail": event.detail},
+            )
+        elif isinstance(event, Notice):
+            if event.code == "failover":
+                self._failover = True
+            self._step("notice", event.code, {"message": event.message})
+        elif isinstance(event, ErrorEvent):
+            t.error = self.redact(event.message)
+            self._step("error", event.code, {"message": event.message}, ok=False)
+        elif isinstance(event, Final):
+            self.finish(event)
+
+    def _model_called(self, e: ModelCalled) -> None:
+        t = self.trace
+        info = self.info(e.model)
+        prompt, completion, method = token_counts(
+            e.usage.prompt_tokens, e.usage.completion_tokens, 0, self._chars
+        )
+        self._chars = 0
+        cost = info.cost(prompt, completion) if info is not None else 0.0
+        record = TelemetryRecord(
+            t.id,
+            e.turn,
+            time.time(),
+            e.model,
+            e.engine,
+            round(e.timings.latency_ms, 3),
+            e.timings.ttft_ms,
+            prompt,
+            completion,
+            method,
+            cost,
+            e.energy_j,
+            e.power_w,
+            e.timings.prompt_ms,
+            e.timings.decode_ms,
+        )
+        t.telemetry.append(record)
+        t.answered_by = e.model
+        t.prompt_tokens += prompt
+        t.completion_tokens += completion
+        t.cost_usd += cost
+        if e.energy_j is not None:
+            t.energy_j = (t.energy_j or 0.0) + e.energy_j
+        detail: dict[str, Any] = {
+            "turn": e.turn,
+            "engine": e.engine,
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "token_method": method,
+            "ttft_ms": e.timings.ttft_ms,
+            "tool_calls": e.tool_calls,
+            "energy_j": e.energy_j,
+        }
+        if e.failover:
+            detail["failover"] = e.failover
+        self._step("model", e.model, detail, duration_ms=round(e.timings.latency_ms, 3), ok=True)
+
+    def finish(self, final: Final | None = None) -> Trace:
+        """Write the trace (once). Without a Final the run was interrupted."""
+        t = self.trace
+        if self.done:
+            return t
+        self.done = True
+        if final is None:
+            t.outcome, t.latency_ms = "interrupted", self._offset()
+        else:
+            t.outcome, t.latency_ms, t.turns = final.stop_reason, final.latency_ms, final.turns
+            t.answer = self.redact(final.text[:2000])
+            self._step("final", final.stop_reason, {"text": final.text[:200]})
+        # A run answered by a fallback did not succeed for the model the router chose.
+        t.success = t.outcome == "answer" and not self._failover
+        total = t.prompt_tokens + t.completion_tokens
+        t.reward = reward(
+            latency_s=(t.latency_ms or 0.0) / 1000,
+            cost_usd=t.cost_usd,
+            completion_tokens=t.completion_tokens,
+            total_tokens=total,
+            max_latency_s=self.max_latency_s,
+            max_cost_usd=self.max_cost_usd,
+        )
+        self.store.record(t)
+        return t

@@ -1,0 +1,284 @@
+"""Traces in SQLite (O4): runs, their steps, per-inference telemetry, feedback (L5).
+
+Three tables in ``lar.db``: ``traces`` (one row per run: query, routing decision, outcome,
+totals, reward, feedback), ``trace_steps`` (route, recall, model calls, tool calls with SHA-256
+of their input and output, notices, in order) and ``telemetry`` (one row per inference, O1). A
+run is written in one transaction when it ends, so recording costs one commit per run.
+Everything is plain SQL: ``sqlite3 ~/.lar/lar.db 'select model, avg(energy_j) from telemetry
+group by model'`` works.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lar.db import connect
+from lar.errors import LarError
+from lar.telemetry.records import TelemetryRecord
+
+__all__ = ["Step", "Trace", "TraceStore", "TraceNotFound", "SCHEMA"]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS traces (
+    id TEXT PRIMARY KEY,
+    created REAL NOT NULL,
+    session TEXT,
+    query TEXT NOT NULL,
+    query_class TEXT,
+    complexity REAL,
+    router TEXT,
+    rule TEXT,
+    reason TEXT,
+    model TEXT,
+    answered_by TEXT,
+    outcome TEXT NOT NULL,
+    success INTEGER NOT NULL,
+    latency_ms REAL,
+    turns INTEGER,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    cost_usd REAL,
+    energy_j REAL,
+    reward REAL,
+    answer TEXT,
+    error TEXT,
+    feedback INTEGER,
+    feedback_comment TEXT,
+    feedback_at REAL
+);
+CREATE INDEX IF NOT EXISTS traces_created ON traces(created);
+CREATE TABLE IF NOT EXISTS trace_steps (
+    trace_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    offset_ms REAL NOT NULL,
+    duration_ms REAL,
+    ok INTEGER,
+    input_hash TEXT,
+    output_hash TEXT,
+    detail TEXT NOT NULL,
+    PRIMARY KEY (trace_id, seq)
+);
+CREATE TABLE IF NOT EXISTS telemetry (
+    id INTEGER PRIMARY KEY,
+    trace_id TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    created REAL NOT NULL,
+    model TEXT NOT NULL,
+    engine TEXT NOT NULL,
+    latency_ms REAL NOT NULL,
+    ttft_ms REAL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    token_method TEXT NOT NULL,
+    cost_usd REAL NOT NULL,
+    energy_j REAL,
+    power_w REAL,
+    prefill_ms REAL,
+    decode_ms REAL
+);
+CREATE INDEX IF NOT EXISTS telemetry_model ON telemetry(model, engine);
+CREATE INDEX IF NOT EXISTS telemetry_trace ON telemetry(trace_id);
+"""
+
+
+class TraceNotFound(LarError):
+    pass
+
+
+@dataclass(slots=True)
+class Step:
+    kind: str  # route, recall, memory, context, model, tool, notice, error, final
+    name: str
+    offset_ms: float
+    detail: dict[str, Any]
+    duration_ms: float | None = None
+    ok: bool | None = None
+    input_hash: str | None = None
+    output_hash: str | None = None
+
+
+@dataclass(slots=True)
+class Trace:
+    id: str
+    created: float
+    query: str
+    outcome: str
+    success: bool
+    session: str | None = None
+    query_class: str | None = None
+    complexity: float | None = None
+    router: str | None = None
+    rule: str | None = None
+    reason: str | None = None
+    model: str | None = None
+    answered_by: str | None = None
+    latency_ms: float | None = None
+    turns: int | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    energy_j: float | None = None
+    reward: float | None = None
+    answer: str | None = None
+    error: str | None = None
+    feedback: int | None = None
+    feedback_comment: str | None = None
+    feedback_at: float | None = None
+    steps: list[Step] = field(default_factory=list)
+    telemetry: list[TelemetryRecord] = field(default_factory=list)
+
+
+_TRACE_COLUMNS = [
+    "id", "created", "session", "query", "query_class", "complexity", "router", "rule", "reason",
+    "model", "answered_by", "outcome", "success", "latency_ms", "turns", "prompt_tokens",
+    "completion_tokens", "cost_usd", "energy_j", "reward", "answer", "error", "feedback",
+    "feedback_comment", "feedback_at",
+]  # fmt: skip
+_TELEMETRY_COLUMNS = [
+    "trace_id", "turn", "created", "model", "engine", "latency_ms", "ttft_ms", "prompt_tokens",
+    "completion_tokens", "token_method", "cost_usd", "energy_j", "power_w", "prefill_ms",
+    "decode_ms",
+]  # fmt: skip
+
+
+class TraceStore:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.db = connect(path, SCHEMA)
+        self.db.row_factory = sqlite3.Row
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def record(self, trace: Trace) -> None:
+        """Write a finished run, its steps and its telemetry in one transaction."""
+        values = [getattr(trace, c) for c in _TRACE_COLUMNS]
+        values[_TRACE_COLUMNS.index("success")] = int(trace.success)
+        marks = ", ".join("?" * len(_TRACE_COLUMNS))
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute(
+                f"INSERT OR REPLACE INTO traces ({', '.join(_TRACE_COLUMNS)}) VALUES ({marks})",
+                values,
+            )
+            self.db.execute("DELETE FROM trace_steps WHERE trace_id = ?", (trace.id,))
+            self.db.executemany(
+                "INSERT INTO trace_steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        trace.id,
+                        i,
+                        s.kind,
+                        s.name,
+                        s.offset_ms,
+                        s.duration_ms,
+                        None if s.ok is None else int(s.ok),
+                        s.input_hash,
+                        s.output_hash,
+                        json.dumps(s.detail, ensure_ascii=False, default=str),
+                    )
+                    for i, s in enumerate(trace.steps)
+                ],
+            )
+            self.db.executemany(
+                f"INSERT INTO telemetry ({', '.join(_TELEMETRY_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(_TELEMETRY_COLUMNS))})",
+                [[getattr(r, c) for c in _TELEMETRY_COLUMNS] for r in trace.telemetry],
+            )
+
+    def feedback(self, trace_id: str, score: int, comment: str | None = None) -> None:
+        """Attach the user's verdict (+1 or −1, L5); a later verdict replaces an earlier one."""
+        if score not in (1, -1):
+            raise LarError(f"feedback must be +1 or -1 (got {score!r})")
+        with self.db:
+            cur = self.db.execute(
+                "UPDATE traces SET feedback = ?, feedback_comment = ?, feedback_at = ? "
+                "WHERE id = ?",
+                (score, comment, time.time(), trace_id),
+            )
+        if cur.rowcount == 0:
+            raise TraceNotFound(f"no trace {trace_id!r} (see `lar trace list`)")
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def _trace(self, row: sqlite3.Row) -> Trace:
+        data = {c: row[c] for c in _TRACE_COLUMNS}
+        data["success"] = bool(data["success"])
+        data["prompt_tokens"] = data["prompt_tokens"] or 0
+        data["completion_tokens"] = data["completion_tokens"] or 0
+        data["cost_usd"] = data["cost_usd"] or 0.0
+        return Trace(**data)
+
+    def recent(self, limit: int = 20, *, model: str | None = None) -> list[Trace]:
+        where, args = ("WHERE model = ?", [model]) if model else ("", [])
+        rows = self.db.execute(
+            f"SELECT * FROM traces {where} ORDER BY created DESC LIMIT ?", [*args, limit]
+        ).fetchall()
+        return [self._trace(r) for r in rows]
+
+    def get(self, trace_id: str) -> Trace:
+        row = self.db.execute("SELECT * FROM traces WHERE id = ?", (trace_id,)).fetchone()
+        if row is None:
+            matches = self.db.execute(
+                "SELECT * FROM traces WHERE id LIKE ? ORDER BY created DESC LIMIT 2",
+                (trace_id + "%",),
+            ).fetchall()
+            if len(matches) != 1:
+                what = "is ambiguous" if matches else "matches no trace"
+                raise TraceNotFound(f"{trace_id!r} {what} (see `lar trace list`)")
+            row = matches[0]
+        trace = self._trace(row)
+        for s in self.db.execute(
+            "SELECT * FROM trace_steps WHERE trace_id = ? ORDER BY seq", (trace.id,)
+        ):
+            trace.steps.append(
+                Step(
+                    s["kind"],
+                    s["name"],
+                    s["offset_ms"],
+                    json.loads(s["detail"]),
+                    s["duration_ms"],
+                    None if s["ok"] is None else bool(s["ok"]),
+                    s["input_hash"],
+                    s["output_hash"],
+                )
+            )
+        trace.telemetry = self.telemetry(trace_id=trace.id)
+        return trace
+
+    def telemetry(
+        self, *, trace_id: str | None = None, since: float | None = None
+    ) -> list[TelemetryRecord]:
+        clauses: list[str] = []
+        args: list[Any] = []
+        if trace_id is not None:
+            clauses.append("trace_id = ?")
+            args.append(trace_id)
+        if since is not None:
+            clauses.append("created >= ?")
+            args.append(since)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = self.db.execute(
+            f"SELECT {', '.join(_TELEMETRY_COLUMNS)} FROM telemetry {where} ORDER BY id", args
+        ).fetchall()
+        return [TelemetryRecord(*r) for r in rows]
+
+    def count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM traces").fetchone()[0])
+
+    def samples(self) -> Sequence[sqlite3.Row]:
+        """(query_class, model, success, feedback, reward) of every routed run, for learning."""
+        return self.db.execute(
+            "SELECT query_class, model, success, feedback, reward FROM traces "
+            "WHERE query_class IS NOT NULL AND model IS NOT NULL"
+        ).fetchall()
