@@ -12,6 +12,7 @@ from rich.markup import escape
 from lar import __version__
 from lar.cli.memory import memory_app
 from lar.cli.render import StagedLog, console_err, print_error, short
+from lar.cli.traces import feedback, learn, stats, trace_app
 from lar.errors import ConfigError, LarError
 
 __all__ = ["app"]
@@ -26,6 +27,10 @@ app = typer.Typer(
 model_app = typer.Typer(help="Manage local models.", no_args_is_help=True)
 app.add_typer(model_app, name="model")
 app.add_typer(memory_app, name="memory", no_args_is_help=True)
+app.add_typer(trace_app, name="trace", no_args_is_help=True)
+app.command()(feedback)
+app.command()(learn)
+app.command()(stats)
 
 
 def _version(value: bool) -> None:
@@ -202,14 +207,18 @@ def run(
     max_turns: Annotated[int | None, typer.Option(min=1, max=100, help="Turn limit.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No log lines on stderr.")] = False,
     no_memory: NoMemoryOpt = False,
+    urgent: Annotated[
+        bool, typer.Option("--urgent", help="Speed first: the router picks the smallest model.")
+    ] = False,
 ) -> None:
     """Run one request to a final answer: the answer on stdout, progress on stderr.
 
-    Tools that change things (file_write, file_patch, code_run) need confirmation: without
-    --yes they are denied and the model is told so.
+    Without --model the router picks the model (see `lar trace show ID` for why). Tools that
+    change things (file_write, file_patch, code_run) need confirmation: without --yes they are
+    denied and the model is told so.
     """
     _run_cli(
-        lambda agent: agent.stream(text),
+        lambda agent: agent.stream(text, urgency=1.0 if urgent else 0.0),
         yes=yes,
         json_out=json_out,
         quiet=quiet,
@@ -415,13 +424,18 @@ def chat(
 
 
 @app.command()
-def doctor() -> None:
-    """Show what this machine offers Lar: CPU, memory, sandbox level, model."""
+def doctor(
+    no_write: Annotated[
+        bool, typer.Option("--no-write", help="Don't write config.recommended.yaml.")
+    ] = False,
+) -> None:
+    """Show what this machine offers Lar (CPU, memory, GPU, sandbox level, energy collectors,
+    models) and write a config recommended for it to $LAR_HOME/config.recommended.yaml."""
     from lar.cli.doctor import print_doctor
     from lar.config import load_config
 
     try:
-        print_doctor(load_config())
+        print_doctor(load_config(), write=not no_write)
     except LarError as exc:
         print_error(exc)
         raise typer.Exit(2) from None
@@ -450,6 +464,61 @@ def model_install(
     typer.echo(f"{spec.name}: {path} (sha256 {spec.sha256[:12]}… verified)")
 
 
+@model_app.command("serve")
+def model_serve(
+    model: Annotated[
+        str,
+        typer.Argument(help="A bundled model name (see `lar model install`) or a GGUF file."),
+    ],
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port on 127.0.0.1.")] = 8080,
+    name: Annotated[
+        str | None, typer.Option(help="The model name clients ask for (default: the model's).")
+    ] = None,
+    n_ctx: Annotated[int, typer.Option(min=256, help="Context window in tokens.")] = 4096,
+    threads: Annotated[int | None, typer.Option(min=1, help="CPU threads.")] = None,
+    host: Annotated[
+        str, typer.Option(help="Address to bind; loopback unless you mean to share it.")
+    ] = "127.0.0.1",
+) -> None:
+    """Serve a local model over the OpenAI-compatible API until Ctrl-C (llama.cpp's server).
+
+    Another Lar (or any OpenAI client) can then use it as an `engine: openai` model with
+    `base_url: http://127.0.0.1:PORT/v1`.
+    """
+    import signal
+    import threading
+
+    from lar.config import load_config
+    from lar.engines.default_model import MODEL_PACKAGES, ensure_model
+    from lar.engines.llamacpp import serve
+
+    try:
+        config = load_config()
+        spec = MODEL_PACKAGES.get(model)
+        if spec is not None:
+            with _model_progress(False) as progress:
+                path = ensure_model(config.models_dir, spec, progress=progress)
+        else:
+            path = Path(model).expanduser()
+            if not path.is_file():
+                known = ", ".join(MODEL_PACKAGES)
+                raise LarError(f"{model!r} is neither a bundled model ({known}) nor a GGUF file")
+        alias = name or (spec.name if spec else path.stem)
+        server = serve(path, alias=alias, port=port, host=host, n_ctx=n_ctx, threads=threads)
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(_exit_code(exc)) from None
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    console_err().print(f"serving {alias} on http://{host}:{port}/v1 (Ctrl-C stops)")
+    try:
+        while not stop.wait(3600):
+            pass
+    except KeyboardInterrupt:
+        pass
+    del server
+
+
 @model_app.command("list")
 def model_list() -> None:
     """Show the configured models and which one is used by default."""
@@ -464,17 +533,34 @@ def model_list() -> None:
     except LarError as exc:
         print_error(exc)
         raise typer.Exit(2) from None
-    table = Table("name", "engine", "where", "default")
+    from lar.engines.catalog import describe
+
+    table = Table(
+        "name", "engine", "where", "params", "context", "tags", "local", "$/1M in/out", ""
+    )
     installed = model_path(config.models_dir).is_file()
-    rows = [
-        (
-            DEFAULT_MODEL_NAME,
-            "llamacpp",
-            f"{DEFAULT_MODEL.name} ({'installed' if installed else 'not assembled yet'})",
+    names = [DEFAULT_MODEL_NAME, *(m.name for m in config.models if m.name != DEFAULT_MODEL_NAME)]
+    for name in names:
+        cfg = config.model_named(name)
+        info = describe(cfg)
+        if cfg.engine == "llamacpp" and not cfg.path and name == DEFAULT_MODEL_NAME:
+            where = f"{DEFAULT_MODEL.name} ({'installed' if installed else 'not assembled yet'})"
+        else:
+            where = cfg.base_url or cfg.path or cfg.package or DEFAULT_MODEL.name
+        marks = []
+        if name == config.model:
+            marks.append("default")
+        if name in config.candidates():
+            marks.append("routed")
+        table.add_row(
+            name,
+            cfg.engine,
+            where,
+            f"{info.params_b:g}B" if info.params_b is not None else "?",
+            str(info.context_length or "?"),
+            ", ".join(sorted(info.tags)),
+            "yes" if info.local else "cloud",
+            f"{info.price_in_per_m:g}/{info.price_out_per_m:g}",
+            " ".join(marks),
         )
-    ]
-    for m in config.models:
-        rows.append((m.name, m.engine, m.base_url or m.path or DEFAULT_MODEL.name))
-    for name, engine, where in rows:
-        table.add_row(name, engine, where, "*" if name == config.model else "")
     Console().print(table)

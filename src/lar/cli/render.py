@@ -17,6 +17,7 @@ from lar.types import (
     MemoryWritten,
     ModelCalled,
     Notice,
+    Routed,
     RunStarted,
     ToolCall,
     ToolCallFinished,
@@ -56,11 +57,15 @@ class StagedLog:
     def handle(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self.line(f"task: {event.run_id} ({event.model}, {event.track} track)")
+        elif isinstance(event, Routed):
+            if event.router != "fixed":
+                self.line(f"route: {event.model} ({event.router}: {event.reason})")
         elif isinstance(event, ModelCalled):
             n = event.tool_calls
+            energy = f", {event.energy_j:.1f} J" if event.energy_j is not None else ""
             self.line(
                 f"llm: {event.model}, prompt {event.usage.prompt_tokens} tokens, "
-                f"{n} tool_call{'' if n == 1 else 's'}, {event.timings.latency_ms:.0f}ms"
+                f"{n} tool_call{'' if n == 1 else 's'}, {event.timings.latency_ms:.0f}ms{energy}"
             )
         elif isinstance(event, ToolCallStarted):
             self.calls[event.call.id] = event.call

@@ -142,3 +142,41 @@ class LlamaCppEngine(Engine):
     async def aclose(self) -> None:
         if self._http is not None:
             await self._http.aclose()
+
+
+def serve(
+    path: Path,
+    *,
+    alias: str,
+    port: int,
+    host: str = "127.0.0.1",
+    n_ctx: int = 4096,
+    threads: int | None = None,
+    api_key: str | None = None,
+) -> Any:
+    """Start llama.cpp's OpenAI-compatible server for ``path`` (``lar model serve``); the
+    returned server object keeps serving until it is garbage-collected or the process ends."""
+    try:
+        import xllamacpp
+    except ImportError as exc:
+        raise EngineError("llamacpp", "serving needs xllamacpp: pip install xllamacpp") from exc
+    if not path.is_file():
+        raise EngineError("llamacpp", f"model file not found: {path}")
+    params = xllamacpp.CommonParams()
+    params.model.path = str(path)
+    params.model_alias = [alias]
+    params.hostnames = [host]
+    params.port = port
+    params.n_ctx = n_ctx
+    params.n_parallel = 1
+    params.cpuparams.n_threads = threads or default_threads()
+    params.cpuparams_batch.n_threads = threads or default_threads()
+    params.use_jinja = True
+    params.warmup = False
+    params.verbosity = -1
+    if api_key:
+        params.api_keys = [api_key]
+    try:
+        return xllamacpp.Server(params)
+    except Exception as exc:  # noqa: BLE001 - llama.cpp reports failures as bare RuntimeErrors
+        raise EngineError("llamacpp", f"cannot serve {path} on {host}:{port}: {exc}") from exc

@@ -61,9 +61,7 @@ class TraceRecorder:
         self.max_latency_s = max_latency_s
         self.max_cost_usd = max_cost_usd
         self.started = time.perf_counter()
-        self.trace = Trace(
-            trace_id, time.time(), redact(query), "running", False, session=session
-        )
+        self.trace = Trace(trace_id, time.time(), redact(query), "running", False, session=session)
         self._calls: dict[str, tuple[float, Any]] = {}
         self._failover = False
         self._chars = 0  # streamed text, for estimating a usage-less engine's completion
