@@ -32,10 +32,19 @@ from lar.types import (
 EVENTS = [
     RunStarted("run_1", "m", "protocol"),
     TextDelta("hé"),
-    Routed("small", "heuristic", "simple", "complexity 0.01 < 0.20", "simple", 0.01, "trivial", 1024),
+    Routed(
+        "small", "heuristic", "simple", "complexity 0.01 < 0.20", "simple", 0.01, "trivial", 1024
+    ),
     ModelCalled(1, "m", "llamacpp", Usage(3, 4), Timings(10.0, 2.0, 5.0, 3.0), 1, True),
     ModelCalled(
-        2, "m", "openai", Usage(3, 4), Timings(10.0), 0, energy_j=1.5, power_w=12.0,
+        2,
+        "m",
+        "openai",
+        Usage(3, 4),
+        Timings(10.0),
+        0,
+        energy_j=1.5,
+        power_w=12.0,
         failover=["primary: connection refused"],
     ),  # fmt: skip
     ToolCallStarted(ToolCall("c1", "add", {"a": 1, "b": [1, {"x": None}]}, raw="{...}")),

@@ -129,6 +129,8 @@ class ModelResponse:
     finish_reason: str | None = None
     failover: list[str] = field(default_factory=list)
     """Errors of the engines tried before the one that answered (E4), oldest first."""
+    source: str = ""
+    """The configured model (engine name) that answered; ``model`` is what it calls itself."""
 
 
 @dataclass(slots=True)
@@ -189,6 +191,8 @@ class ModelCalled:
     power_w: float | None = None
     failover: list[str] = field(default_factory=list)
     """Errors of the models tried before this one answered (E4)."""
+    source: str = ""
+    """The configured model that answered (prices come from its catalog entry)."""
 
 
 @dataclass(slots=True)

@@ -137,7 +137,8 @@ def test_failover_moves_on_for_network_errors_only() -> None:
                 await fo.aclose()
 
         resp = asyncio.run(go())
-    assert resp.content == "from backup" and resp.engine == "backup"
+    assert resp.content == "from backup" and resp.source == "backup"
+    assert resp.engine == "openai" and len(resp.failover) == 1 and "dead" in resp.failover[0]
     assert len(fo.failures) == 1 and "dead" in fo.failures[0]
     with (
         MockOpenAIServer([(401, {"error": "bad key"})]) as bad,

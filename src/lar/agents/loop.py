@@ -316,6 +316,7 @@ async def run_loop(
             energy_j=energy_j,
             power_w=power_w,
             failover=response.failover,
+            source=response.source or engine.name,
         )
         if response.failover:
             yield Notice(

@@ -28,7 +28,7 @@ model_app = typer.Typer(help="Manage local models.", no_args_is_help=True)
 app.add_typer(model_app, name="model")
 app.add_typer(memory_app, name="memory", no_args_is_help=True)
 app.add_typer(trace_app, name="trace", no_args_is_help=True)
-app.command()(feedback)
+app.command(context_settings={"ignore_unknown_options": True})(feedback)  # "-1" is a score
 app.command()(learn)
 app.command()(stats)
 

@@ -39,6 +39,7 @@ class FailoverEngine(Engine):
                     emitted = emitted or bool(chunk.text)
                     if chunk.response is not None:
                         chunk.response.failover = list(errors)
+                        chunk.response.source = chunk.response.source or engine.name
                     yield chunk
                 self.failures = errors
                 return
@@ -62,6 +63,7 @@ class FailoverEngine(Engine):
                 continue
             self.failures = errors
             response.failover = list(errors)
+            response.source = response.source or engine.name
             return response
         raise EngineError("failover", "all engines failed: " + " | ".join(errors), retryable=True)
 

@@ -124,6 +124,7 @@ class LlamaCppEngine(Engine):
             if chunk.response is not None:
                 chunk.response.engine = self.kind
                 chunk.response.model = self.name
+                chunk.response.source = self.name
             yield chunk
 
     async def generate(
@@ -133,6 +134,7 @@ class LlamaCppEngine(Engine):
         response = await engine.generate(messages, tools, **params)
         response.engine = self.kind
         response.model = self.name
+        response.source = self.name
         return response
 
     async def count_tokens(self, texts: Sequence[str]) -> list[int] | None:

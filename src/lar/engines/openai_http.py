@@ -254,7 +254,8 @@ class OpenAIEngine(Engine):
             usage=_usage(data.get("usage")),
             timings=_timings(data.get("timings"), latency, None),
             model=data.get("model") or self.model,
-            engine=self.name,
+            engine=self.kind,
+            source=self.name,
             finish_reason=choice.get("finish_reason"),
         )
 
@@ -317,7 +318,8 @@ class OpenAIEngine(Engine):
                 usage=usage,
                 timings=_timings(server_timings, latency, ttft),
                 model=model,
-                engine=self.name,
+                engine=self.kind,
+                source=self.name,
                 finish_reason=finish,
             )
         )

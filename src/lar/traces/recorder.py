@@ -152,7 +152,7 @@ class TraceRecorder:
 
     def _model_called(self, e: ModelCalled) -> None:
         t = self.trace
-        info = self.info(e.model)
+        info = (self.info(e.source) if e.source else None) or self.info(e.model)
         prompt, completion, method = token_counts(
             e.usage.prompt_tokens, e.usage.completion_tokens, 0, self._chars
         )
