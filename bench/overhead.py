@@ -2,6 +2,10 @@
 
     python bench/overhead.py [--runs 200] [--repeats 5] [--no-write]
 
+Telemetry (issue 5): the same run with traces and telemetry off, on (the default), and on with
+a RAPL energy collector reading a powercap tree (a copy in a temporary directory, since this
+machine's counters are not readable); the difference, halved, is the cost per model call.
+
 Lar (OpenAI-compatible engine, native track) runs the full loop: prompt build, request, parse,
 validate, execute the tool, second request, final answer. The floor is raw httpx making the same
 two requests and calling the same function directly, both with a synchronous client and with an
@@ -20,7 +24,9 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import httpx
 from _report import write_section
@@ -121,6 +127,16 @@ def import_time(samples: int = 10) -> float:
     return statistics.median(times), statistics.median(base)  # type: ignore[return-value]
 
 
+def _fake_powercap() -> Path:
+    """A powercap tree with one package zone, like /sys/class/powercap/intel-rapl:0."""
+    root = Path(tempfile.mkdtemp(prefix="lar-powercap-"))
+    zone = root / "intel-rapl:0"
+    zone.mkdir()
+    (zone / "energy_uj").write_text("123456789\n")
+    (zone / "max_energy_range_uj").write_text("262143328850\n")
+    return root
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
@@ -128,7 +144,11 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
 
+    # Traces go to a throwaway home, not the user's ~/.lar.
+    os.environ["LAR_HOME"] = tempfile.mkdtemp(prefix="lar-bench-home-")
     from lar import Agent, tool
+    from lar.telemetry.energy import RaplCollector
+    from lar.telemetry.records import EnergyMeter
 
     server = subprocess.Popen(
         [sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
@@ -146,17 +166,28 @@ def main() -> None:
         agent = Agent(tools=[tool(add)], base_url=url, model="mock")
         check = agent.run("What is 1 + 2?")
         assert check.text == "The sum is 3." and [c.result for c in check.tool_calls] == [3]
+        plain = Agent(tools=[tool(add)], base_url=url, model="mock", traces=False)
+        plain.settings.meter = None
+        rapl = Agent(tools=[tool(add)], base_url=url, model="mock")
+        rapl.settings.meter = EnergyMeter([RaplCollector(_fake_powercap())])
+        measured = rapl.run("What is 1 + 2?").events
+        assert any(getattr(e, "energy_j", None) is not None for e in measured)
         timings = per_run_ms(
             {
                 "sync": lambda: raw_sync(client, url),
                 "async": lambda: loop.run_until_complete(raw_async(aclient, url)),
                 "lar": lambda: agent.run("What is 1 + 2?"),
+                "plain": lambda: plain.run("What is 1 + 2?"),
+                "rapl": lambda: rapl.run("What is 1 + 2?"),
             },
             args.runs,
             args.repeats,
         )
         sync_ms, async_ms, lar_ms = timings["sync"], timings["async"], timings["lar"]
+        plain_ms, rapl_ms = timings["plain"], timings["rapl"]
         agent.close()
+        plain.close()
+        rapl.close()
         client.close()
         loop.run_until_complete(aclient.aclose())
         loop.close()
@@ -171,8 +202,13 @@ def main() -> None:
     rows = [
         ("raw httpx, sync Client", sync_ms),
         ("raw httpx, AsyncClient", async_ms),
-        ("Lar Agent.run (OpenAI engine)", lar_ms),
+        ("Lar Agent.run (OpenAI engine; traces + telemetry on, the default)", lar_ms),
+        ("Lar Agent.run, traces + telemetry off", plain_ms),
+        ("Lar Agent.run, telemetry on + RAPL collector", rapl_ms),
     ]
+    plain_med = statistics.median(plain_ms)
+    per_call = (lar_med - plain_med) / 2
+    per_call_rapl = (statistics.median(rapl_ms) - plain_med) / 2
     lines = [
         f"Overhead per run (2 model calls + 1 tool call; {args.runs} runs x {args.repeats} "
         f"repeats, interleaved; loopback mock in another process on its own core; "
@@ -187,6 +223,10 @@ def main() -> None:
         "",
         f"**Lar overhead over the faster raw floor: {lar_med - floor:.3f} ms per run** "
         "(goal ≤ 1 ms, limit 2 ms).",
+        "",
+        f"**Telemetry per model call: {per_call:.3f} ms** (trace, steps and telemetry rows "
+        f"written in one transaction per run, halved over its 2 calls); with a RAPL collector "
+        f"reading energy counters around each call: {per_call_rapl:.3f} ms (goal ≤ 0.2 ms).",
         "",
         f'`python -c "import lar"`: {imp:.3f} s (interpreter alone: {base:.3f} s; limit 0.3 s).',
     ]

@@ -14,7 +14,9 @@ from lar.types import (
     Final,
     MemoryRecalled,
     MemoryWritten,
+    ModelCalled,
     Notice,
+    Routed,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -71,6 +73,11 @@ def _texts(event: Event) -> Iterator[str]:
         yield from (event.memory_id or "", event.replaced or "")
     elif isinstance(event, ContextCompressed):
         yield from (event.part, event.detail)
+    elif isinstance(event, Routed):
+        yield from (event.model, event.router, event.rule, event.reason)
+        yield from (event.query_class, event.tier)
+    elif isinstance(event, ModelCalled):
+        yield from event.failover  # engine errors can quote a URL
     elif isinstance(event, ToolCallStarted):
         yield event.call.raw or ""
         if event.call.arguments:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ServerProcess, named_reply
+from _servers import ServerProcess, named_reply
 
 from lar import Agent, tool
 from lar.config import load_config

