@@ -28,16 +28,17 @@ def _llamacpp(cfg: ModelConfig, config: LarConfig, progress: Progress | None) ->
 
     if cfg.path:
         path = Path(cfg.path).expanduser()
-        name = cfg.name if cfg.name != "default" else path.stem
+        model = path.stem
     else:
         from lar.engines.default_model import DEFAULT_MODEL, MODEL_PACKAGES, ensure_model
 
         spec = MODEL_PACKAGES[cfg.package or DEFAULT_MODEL.name]
         path = ensure_model(config.models_dir, spec, progress=progress)
-        name = spec.name
+        model = spec.name
     return LlamaCppEngine(
         path=path,
-        name=name,
+        name=cfg.name,
+        model=model,
         n_ctx=cfg.n_ctx,
         threads=cfg.threads,
         timeout_s=max(cfg.timeout_s, 300.0),

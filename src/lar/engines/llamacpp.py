@@ -77,14 +77,17 @@ class LlamaCppEngine(Engine):
         *,
         path: str | Path,
         name: str | None = None,
+        model: str | None = None,
         n_ctx: int = 4096,
         threads: int | None = None,
         timeout_s: float = 300.0,
         defaults: dict[str, Any] | None = None,
     ) -> None:
         self.path = Path(path).expanduser()
-        self.name = name or self.path.stem
-        self.model = self.name
+        self.model = model or self.path.stem
+        """What the model is (the served name in responses and log lines)."""
+        self.name = name or self.model
+        """Which configured model this is (``default``, ``tiny`` …)."""
         self.n_ctx = n_ctx
         self.context_size = n_ctx
         self.threads = threads or default_threads()
@@ -103,7 +106,7 @@ class LlamaCppEngine(Engine):
             # A loopback call to our own server: retrying would only repeat a local failure.
             self._http = OpenAIEngine(
                 base_url=url,
-                model=self.name,
+                model=self.model,
                 name=self.name,
                 api_key=api_key,
                 timeout_s=self.timeout_s,
@@ -123,7 +126,7 @@ class LlamaCppEngine(Engine):
         async for chunk in engine.stream(messages, tools, **params):
             if chunk.response is not None:
                 chunk.response.engine = self.kind
-                chunk.response.model = self.name
+                chunk.response.model = self.model
                 chunk.response.source = self.name
             yield chunk
 
@@ -133,7 +136,7 @@ class LlamaCppEngine(Engine):
         engine = await self._engine()
         response = await engine.generate(messages, tools, **params)
         response.engine = self.kind
-        response.model = self.name
+        response.model = self.model
         response.source = self.name
         return response
 
