@@ -56,8 +56,11 @@ def test_rapl_unavailable_or_unreadable_yields_none(tmp_path: Path) -> None:
     p0 = zone(tmp_path, "intel-rapl:0", 10)
     rapl = RaplCollector(tmp_path)
     token = rapl.start()
-    (p0 / "energy_uj").unlink()  # e.g. permissions changed under us
+    (p0 / "energy_uj").write_text("")  # the zone went away under us (the read fails)
     assert rapl.stop(token) is None
+    fresh = RaplCollector(tmp_path)
+    (p0 / "energy_uj").unlink()
+    assert fresh.start()[1] is None and fresh.stop(fresh.start()) is None
 
 
 class FakeNvml:

@@ -301,7 +301,12 @@ class Agent:
         if self.tasks is not None:
             self.tasks.create(run_id, text, self.engine.name)
             recorder = self._recorder(run_id)
-        prelude: list[Event] = [Routed(**dataclasses.asdict(decision))]
+        d = decision
+        prelude: list[Event] = [
+            Routed(
+                d.model, d.router, d.rule, d.reason, d.query_class, d.complexity, d.tier, d.budget
+            )
+        ]
         if self.memory is not None:
             prelude += await self._consolidate_if_due()
             prelude += self._memory_begin(text)

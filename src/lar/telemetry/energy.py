@@ -13,6 +13,7 @@ plugin can add one (AMD SMI, Apple powermetrics…).
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 import time
@@ -77,6 +78,12 @@ _PACKAGE_ZONE = re.compile(r"^intel-rapl:\d+$")  # packages; sub-zones (…:0:1)
 class _Zone:
     energy: Path
     wrap: int  # max_energy_range_uj
+    fd: int = -1  # kept open: a pread costs ~2 µs, an open/read/close ~30 µs
+
+    def read(self) -> int:
+        if self.fd < 0:
+            self.fd = os.open(self.energy, os.O_RDONLY)
+        return int(os.pread(self.fd, 32, 0))
 
 
 class RaplCollector(EnergyCollector):
@@ -110,9 +117,15 @@ class RaplCollector(EnergyCollector):
 
     def _read(self) -> list[int] | None:
         try:
-            return [int(z.energy.read_text()) for z in self._find()]
+            return [z.read() for z in self._find()]
         except (OSError, ValueError):
             return None
+
+    def __del__(self) -> None:
+        for z in self._zones or ():
+            if z.fd >= 0:
+                os.close(z.fd)
+                z.fd = -1
 
     def start(self) -> Any:
         return (time.monotonic(), self._read())

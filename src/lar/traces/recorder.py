@@ -1,7 +1,9 @@
 """Turns a run's event stream into a trace and telemetry records (O1, O4).
 
 The recorder only reads events (already redacted by the agent), so the loop knows nothing about
-traces; it writes once, when the run ends.
+traces. While the run goes on it only notes each event and when it came; hashing, masking,
+pricing and encoding happen when the trace is built, on the store's writer thread, so a run
+pays a list append per event.
 """
 
 from __future__ import annotations
@@ -61,14 +63,42 @@ class TraceRecorder:
         self.max_latency_s = max_latency_s
         self.max_cost_usd = max_cost_usd
         self.started = time.perf_counter()
-        self.trace = Trace(trace_id, time.time(), redact(query), "running", False, session=session)
+        self.trace = Trace(trace_id, time.time(), query, "running", False, session=session)
         self._calls: dict[str, tuple[float, Any]] = {}
         self._failover = False
         self._chars = 0  # streamed text, for estimating a usage-less engine's completion
+        self._seen: list[tuple[float, float, Event]] = []
+        self._now = self.started
+        self._wall = self.trace.created
         self.done = False
 
     def _offset(self) -> float:
-        return round((time.perf_counter() - self.started) * 1000, 3)
+        return round((self._now - self.started) * 1000, 3)
+
+    def observe(self, event: Event) -> None:
+        """Note an event (cheap); a ``Final`` ends the run and hands the trace to the store."""
+        self._seen.append((time.perf_counter(), time.time(), event))
+        if isinstance(event, Final):
+            self.finish(event)
+
+    def finish(self, final: Final | None = None) -> None:
+        """End the run (once). Without a Final it was interrupted."""
+        if self.done:
+            return
+        self.done = True
+        end = (time.perf_counter(), time.time())
+        self.store.record_later(lambda: self.build(final, end))
+
+    def build(self, final: Final | None, end: tuple[float, float] | None = None) -> Trace:
+        """The finished trace (the store calls this, usually on its writer thread)."""
+        self.trace.query = self.redact(self.trace.query)
+        for now, wall, event in self._seen:
+            self._now, self._wall = now, wall
+            if not isinstance(event, Final):
+                self._apply(event)
+        if end is not None:
+            self._now, self._wall = end
+        return self._conclude(final)
 
     def _step(self, kind: str, name: str, detail: dict[str, Any], **kw: Any) -> None:
         text = json.dumps(detail, ensure_ascii=False, default=str)
@@ -78,9 +108,10 @@ class TraceRecorder:
                 detail = json.loads(masked)
             except ValueError:
                 detail = {"redacted": masked}
-        self.trace.steps.append(Step(kind, name, self._offset(), detail, **kw))
+                masked = json.dumps(detail)
+        self.trace.steps.append(Step(kind, name, self._offset(), detail, detail_json=masked, **kw))
 
-    def observe(self, event: Event) -> None:
+    def _apply(self, event: Event) -> None:
         t = self.trace
         if isinstance(event, TextDelta):
             self._chars += len(event.text)
@@ -147,8 +178,6 @@ class TraceRecorder:
         elif isinstance(event, ErrorEvent):
             t.error = self.redact(event.message)
             self._step("error", event.code, {"message": event.message}, ok=False)
-        elif isinstance(event, Final):
-            self.finish(event)
 
     def _model_called(self, e: ModelCalled) -> None:
         t = self.trace
@@ -161,7 +190,7 @@ class TraceRecorder:
         record = TelemetryRecord(
             t.id,
             e.turn,
-            time.time(),
+            self._wall,
             e.model,
             e.engine,
             round(e.timings.latency_ms, 3),
@@ -196,12 +225,8 @@ class TraceRecorder:
             detail["failover"] = e.failover
         self._step("model", e.model, detail, duration_ms=round(e.timings.latency_ms, 3), ok=True)
 
-    def finish(self, final: Final | None = None) -> Trace:
-        """Write the trace (once). Without a Final the run was interrupted."""
+    def _conclude(self, final: Final | None) -> Trace:
         t = self.trace
-        if self.done:
-            return t
-        self.done = True
         if final is None:
             t.outcome, t.latency_ms = "interrupted", self._offset()
         else:
@@ -219,5 +244,4 @@ class TraceRecorder:
             max_latency_s=self.max_latency_s,
             max_cost_usd=self.max_cost_usd,
         )
-        self.store.record(t)
         return t

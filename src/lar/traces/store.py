@@ -3,7 +3,11 @@
 Three tables in ``lar.db``: ``traces`` (one row per run: query, routing decision, outcome,
 totals, reward, feedback), ``trace_steps`` (route, recall, model calls, tool calls with SHA-256
 of their input and output, notices, in order) and ``telemetry`` (one row per inference, O1). A
-run is written in one transaction when it ends, so recording costs one commit per run.
+run is handed to a writer thread when it ends and written in one transaction (several, if runs
+come faster than commits), so a run never waits for SQLite — nor for the WAL checkpoint's fsync
+that every few hundred commits bring. Reads first wait for pending writes, so what this process
+recorded is always visible to it; a process killed within milliseconds of a run's end can lose
+that run's trace.
 Everything is plain SQL: ``sqlite3 ~/.lar/lar.db 'select model, avg(energy_j) from telemetry
 group by model'`` works.
 """
@@ -11,9 +15,12 @@ group by model'`` works.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
+import threading
 import time
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +30,8 @@ from lar.errors import LarError
 from lar.telemetry.records import TelemetryRecord
 
 __all__ = ["Step", "Trace", "TraceStore", "TraceNotFound", "SCHEMA"]
+
+log = logging.getLogger("lar.traces")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS traces (
@@ -103,6 +112,8 @@ class Step:
     ok: bool | None = None
     input_hash: str | None = None
     output_hash: str | None = None
+    detail_json: str | None = None
+    """``detail`` already serialized (the recorder has it; saves a second encoding)."""
 
 
 @dataclass(slots=True)
@@ -149,30 +160,80 @@ _TELEMETRY_COLUMNS = [
 ]  # fmt: skip
 
 
-class TraceStore:
+class _Writer:
+    """The background writer: a queue of finished traces, drained in batches."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.db = connect(path, SCHEMA)
-        self.db.row_factory = sqlite3.Row
+        self.cv = threading.Condition()
+        self.pending: list[Trace | Callable[[], Trace]] = []
+        self.writing = False
+        self.closing = False
+        self.thread: threading.Thread | None = None
+
+    def put(self, trace: Trace | Callable[[], Trace]) -> None:
+        with self.cv:
+            self.pending.append(trace)
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="lar-traces", daemon=True)
+                self.thread.start()
+            self.cv.notify_all()
+
+    def _run(self) -> None:
+        db = connect(self.path, SCHEMA)
+        try:
+            while True:
+                with self.cv:
+                    while not self.pending and not self.closing:
+                        self.cv.wait()
+                    batch, self.pending = self.pending, []
+                    if not batch:
+                        return  # closing, nothing left
+                    self.writing = True
+                try:
+                    _write(db, [t if isinstance(t, Trace) else t() for t in batch])
+                except Exception as exc:  # noqa: BLE001 - never take a run down for a trace
+                    log.warning("could not write %d trace(s) to %s: %s", len(batch), self.path, exc)
+                finally:
+                    with self.cv:
+                        self.writing = False
+                        self.cv.notify_all()
+        finally:
+            db.close()
+
+    def flush(self, timeout_s: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        with self.cv:
+            while self.pending or self.writing:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    log.warning("trace writer still busy after %.0f s", timeout_s)
+                    return
+                self.cv.wait(left)
 
     def close(self) -> None:
-        self.db.close()
+        with self.cv:
+            self.closing = True
+            self.cv.notify_all()
+            thread = self.thread
+        if thread is not None:
+            thread.join(30)
 
-    # --- writing ---------------------------------------------------------------------------
 
-    def record(self, trace: Trace) -> None:
-        """Write a finished run, its steps and its telemetry in one transaction."""
-        values = [getattr(trace, c) for c in _TRACE_COLUMNS]
-        values[_TRACE_COLUMNS.index("success")] = int(trace.success)
-        marks = ", ".join("?" * len(_TRACE_COLUMNS))
-        with self.db:
-            self.db.execute("BEGIN IMMEDIATE")
-            self.db.execute(
+def _write(db: sqlite3.Connection, traces: Sequence[Trace]) -> None:
+    """Write finished runs, their steps and their telemetry in one transaction."""
+    marks = ", ".join("?" * len(_TRACE_COLUMNS))
+    with db:
+        db.execute("BEGIN IMMEDIATE")
+        for trace in traces:
+            values = [getattr(trace, c) for c in _TRACE_COLUMNS]
+            values[_TRACE_COLUMNS.index("success")] = int(trace.success)
+            db.execute(
                 f"INSERT OR REPLACE INTO traces ({', '.join(_TRACE_COLUMNS)}) VALUES ({marks})",
                 values,
             )
-            self.db.execute("DELETE FROM trace_steps WHERE trace_id = ?", (trace.id,))
-            self.db.executemany(
+            db.execute("DELETE FROM trace_steps WHERE trace_id = ?", (trace.id,))
+            db.executemany(
                 "INSERT INTO trace_steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
@@ -185,21 +246,59 @@ class TraceStore:
                         None if s.ok is None else int(s.ok),
                         s.input_hash,
                         s.output_hash,
-                        json.dumps(s.detail, ensure_ascii=False, default=str),
+                        s.detail_json or json.dumps(s.detail, ensure_ascii=False, default=str),
                     )
                     for i, s in enumerate(trace.steps)
                 ],
             )
-            self.db.executemany(
+            db.executemany(
                 f"INSERT INTO telemetry ({', '.join(_TELEMETRY_COLUMNS)}) "
                 f"VALUES ({', '.join('?' * len(_TELEMETRY_COLUMNS))})",
                 [[getattr(r, c) for c in _TELEMETRY_COLUMNS] for r in trace.telemetry],
             )
 
+
+class TraceStore:
+    """``background=False`` writes each trace before ``record`` returns (used by tools that
+    write once and exit)."""
+
+    def __init__(self, path: Path, *, background: bool = True) -> None:
+        self.path = path
+        self.db = connect(path, SCHEMA)
+        self.db.row_factory = sqlite3.Row
+        self._writer = _Writer(path) if background else None
+        if self._writer is not None:
+            # Pending traces are written even if nobody calls close() (interpreter exit).
+            self._finalizer = weakref.finalize(self, self._writer.close)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._finalizer()
+        self.db.close()
+
+    def flush(self) -> None:
+        """Wait until every recorded trace is in the database."""
+        if self._writer is not None:
+            self._writer.flush()
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def record(self, trace: Trace) -> None:
+        """Queue a finished run (its steps and telemetry) for writing."""
+        self.record_later(trace)
+
+    def record_later(self, trace: Trace | Callable[[], Trace]) -> None:
+        """Like ``record``; a callable is called to build the trace when it is written."""
+        if self._writer is None:
+            _write(self.db, [trace if isinstance(trace, Trace) else trace()])
+        else:
+            self._writer.put(trace)
+
     def feedback(self, trace_id: str, score: int, comment: str | None = None) -> None:
         """Attach the user's verdict (+1 or −1, L5); a later verdict replaces an earlier one."""
         if score not in (1, -1):
             raise LarError(f"feedback must be +1 or -1 (got {score!r})")
+        self.flush()
         with self.db:
             cur = self.db.execute(
                 "UPDATE traces SET feedback = ?, feedback_comment = ?, feedback_at = ? "
@@ -220,6 +319,7 @@ class TraceStore:
         return Trace(**data)
 
     def recent(self, limit: int = 20, *, model: str | None = None) -> list[Trace]:
+        self.flush()
         where, args = ("WHERE model = ?", [model]) if model else ("", [])
         rows = self.db.execute(
             f"SELECT * FROM traces {where} ORDER BY created DESC LIMIT ?", [*args, limit]
@@ -227,6 +327,7 @@ class TraceStore:
         return [self._trace(r) for r in rows]
 
     def get(self, trace_id: str) -> Trace:
+        self.flush()
         row = self.db.execute("SELECT * FROM traces WHERE id = ?", (trace_id,)).fetchone()
         if row is None:
             matches = self.db.execute(
@@ -259,6 +360,7 @@ class TraceStore:
     def telemetry(
         self, *, trace_id: str | None = None, since: float | None = None
     ) -> list[TelemetryRecord]:
+        self.flush()
         clauses: list[str] = []
         args: list[Any] = []
         if trace_id is not None:
@@ -274,10 +376,12 @@ class TraceStore:
         return [TelemetryRecord(*r) for r in rows]
 
     def count(self) -> int:
+        self.flush()
         return int(self.db.execute("SELECT count(*) FROM traces").fetchone()[0])
 
     def samples(self) -> Sequence[sqlite3.Row]:
         """(query_class, model, success, feedback, reward) of every routed run, for learning."""
+        self.flush()
         return self.db.execute(
             "SELECT query_class, model, success, feedback, reward FROM traces "
             "WHERE query_class IS NOT NULL AND model IS NOT NULL"
