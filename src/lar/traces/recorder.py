@@ -17,7 +17,7 @@ from typing import Any
 from lar.engines.catalog import ModelInfo
 from lar.routing.reward import reward
 from lar.telemetry.records import TelemetryRecord, token_counts
-from lar.traces.store import Step, Trace, TraceStore
+from lar.traces.store import Step, Trace, TraceStore, steps_from_json, steps_json
 from lar.types import (
     ContextCompressed,
     ErrorEvent,
@@ -98,18 +98,17 @@ class TraceRecorder:
                 self._apply(event)
         if end is not None:
             self._now, self._wall = end
-        return self._conclude(final)
-
-    def _step(self, kind: str, name: str, detail: dict[str, Any], **kw: Any) -> None:
-        text = json.dumps(detail, ensure_ascii=False, default=str)
+        trace = self._conclude(final)
+        # One encoding and one masking pass for all steps (they hold user and tool text).
+        text = steps_json(trace.steps)
         masked = self.redact(text)
         if masked != text:
-            try:
-                detail = json.loads(masked)
-            except ValueError:
-                detail = {"redacted": masked}
-                masked = json.dumps(detail)
-        self.trace.steps.append(Step(kind, name, self._offset(), detail, detail_json=masked, **kw))
+            trace.steps = steps_from_json(masked)
+        trace.steps_json = masked
+        return trace
+
+    def _step(self, kind: str, name: str, detail: dict[str, Any], **kw: Any) -> None:
+        self.trace.steps.append(Step(kind, name, self._offset(), detail, **kw))
 
     def _apply(self, event: Event) -> None:
         t = self.trace

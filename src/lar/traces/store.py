@@ -1,13 +1,15 @@
 """Traces in SQLite (O4): runs, their steps, per-inference telemetry, feedback (L5).
 
-Three tables in ``lar.db``: ``traces`` (one row per run: query, routing decision, outcome,
-totals, reward, feedback), ``trace_steps`` (route, recall, model calls, tool calls with SHA-256
-of their input and output, notices, in order) and ``telemetry`` (one row per inference, O1). A
-run is handed to a writer thread when it ends and written in one transaction (several, if runs
-come faster than commits), so a run never waits for SQLite — nor for the WAL checkpoint's fsync
-that every few hundred commits bring. Reads first wait for pending writes, so what this process
-recorded is always visible to it; a process killed within milliseconds of a run's end can lose
-that run's trace.
+Two tables in ``lar.db``: ``traces`` (one row per run: query, routing decision, outcome,
+totals, reward, feedback, and its steps as a JSON array: route, recall, model calls, tool calls
+with SHA-256 of their input and output, notices, in order) and ``telemetry`` (one row per
+inference, O1).
+
+A finished run is handed to a writer thread, which waits up to ``LINGER_S`` for more and writes
+them together in one transaction (group commit), so a run never waits for SQLite nor for the
+fsync of a WAL checkpoint. Reads wait for pending writes first, so what this process recorded is
+always visible to it, and closing the store (or exiting the interpreter) writes what is pending;
+only a process killed outright can lose the traces of its last ``LINGER_S``.
 Everything is plain SQL: ``sqlite3 ~/.lar/lar.db 'select model, avg(energy_j) from telemetry
 group by model'`` works.
 """
@@ -32,6 +34,9 @@ from lar.telemetry.records import TelemetryRecord
 __all__ = ["Step", "Trace", "TraceStore", "TraceNotFound", "SCHEMA"]
 
 log = logging.getLogger("lar.traces")
+
+LINGER_S = 0.5
+"""How long the writer waits for more finished runs before a commit."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS traces (
@@ -59,22 +64,10 @@ CREATE TABLE IF NOT EXISTS traces (
     error TEXT,
     feedback INTEGER,
     feedback_comment TEXT,
-    feedback_at REAL
+    feedback_at REAL,
+    steps TEXT NOT NULL DEFAULT '[]'
 );
 CREATE INDEX IF NOT EXISTS traces_created ON traces(created);
-CREATE TABLE IF NOT EXISTS trace_steps (
-    trace_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    kind TEXT NOT NULL,
-    name TEXT NOT NULL,
-    offset_ms REAL NOT NULL,
-    duration_ms REAL,
-    ok INTEGER,
-    input_hash TEXT,
-    output_hash TEXT,
-    detail TEXT NOT NULL,
-    PRIMARY KEY (trace_id, seq)
-);
 CREATE TABLE IF NOT EXISTS telemetry (
     id INTEGER PRIMARY KEY,
     trace_id TEXT NOT NULL,
@@ -112,8 +105,6 @@ class Step:
     ok: bool | None = None
     input_hash: str | None = None
     output_hash: str | None = None
-    detail_json: str | None = None
-    """``detail`` already serialized (the recorder has it; saves a second encoding)."""
 
 
 @dataclass(slots=True)
@@ -145,6 +136,28 @@ class Trace:
     feedback_at: float | None = None
     steps: list[Step] = field(default_factory=list)
     telemetry: list[TelemetryRecord] = field(default_factory=list)
+    steps_json: str | None = None
+    """``steps`` already encoded (and masked) by the recorder."""
+
+
+_STEP_FIELDS = (
+    "kind", "name", "offset_ms", "duration_ms", "ok", "input_hash", "output_hash", "detail",
+)  # fmt: skip
+
+
+def steps_json(steps: Sequence[Step]) -> str:
+    """Steps as a JSON array of objects (SQL: ``json_each(traces.steps)``)."""
+    return json.dumps(
+        [{f: getattr(s, f) for f in _STEP_FIELDS} for s in steps], ensure_ascii=False, default=str
+    )
+
+
+def steps_from_json(text: str) -> list[Step]:
+    try:
+        items = json.loads(text)
+    except ValueError:
+        return [Step("notice", "unreadable", 0.0, {"message": "steps could not be decoded"})]
+    return [Step(**{f: item.get(f) for f in _STEP_FIELDS}) for item in items]
 
 
 _TRACE_COLUMNS = [
@@ -169,6 +182,7 @@ class _Writer:
         self.pending: list[Trace | Callable[[], Trace]] = []
         self.writing = False
         self.closing = False
+        self.urgent = False  # a reader is waiting: write now
         self.thread: threading.Thread | None = None
 
     def put(self, trace: Trace | Callable[[], Trace]) -> None:
@@ -177,7 +191,10 @@ class _Writer:
             if self.thread is None:
                 self.thread = threading.Thread(target=self._run, name="lar-traces", daemon=True)
                 self.thread.start()
-            self.cv.notify_all()
+            if len(self.pending) == 1:
+                # Only the first wakes the writer; while it lingers, waking it would only cost
+                # a context switch per run.
+                self.cv.notify_all()
 
     def _run(self) -> None:
         db = connect(self.path, SCHEMA)
@@ -186,6 +203,13 @@ class _Writer:
                 with self.cv:
                     while not self.pending and not self.closing:
                         self.cv.wait()
+                    deadline = time.monotonic() + LINGER_S
+                    while not (self.closing or self.urgent):
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            break
+                        self.cv.wait(left)
+                    self.urgent = False
                     batch, self.pending = self.pending, []
                     if not batch:
                         return  # closing, nothing left
@@ -204,6 +228,9 @@ class _Writer:
     def flush(self, timeout_s: float = 30.0) -> None:
         deadline = time.monotonic() + timeout_s
         with self.cv:
+            if self.pending:
+                self.urgent = True
+                self.cv.notify_all()
             while self.pending or self.writing:
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -221,41 +248,24 @@ class _Writer:
 
 
 def _write(db: sqlite3.Connection, traces: Sequence[Trace]) -> None:
-    """Write finished runs, their steps and their telemetry in one transaction."""
-    marks = ", ".join("?" * len(_TRACE_COLUMNS))
+    """Write finished runs (with their steps) and their telemetry in one transaction."""
+    columns = [*_TRACE_COLUMNS, "steps"]
+    marks = ", ".join("?" * len(columns))
+    rows = []
+    for trace in traces:
+        values = [getattr(trace, c) for c in _TRACE_COLUMNS]
+        values[_TRACE_COLUMNS.index("success")] = int(trace.success)
+        rows.append([*values, trace.steps_json or steps_json(trace.steps)])
     with db:
         db.execute("BEGIN IMMEDIATE")
-        for trace in traces:
-            values = [getattr(trace, c) for c in _TRACE_COLUMNS]
-            values[_TRACE_COLUMNS.index("success")] = int(trace.success)
-            db.execute(
-                f"INSERT OR REPLACE INTO traces ({', '.join(_TRACE_COLUMNS)}) VALUES ({marks})",
-                values,
-            )
-            db.execute("DELETE FROM trace_steps WHERE trace_id = ?", (trace.id,))
-            db.executemany(
-                "INSERT INTO trace_steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        trace.id,
-                        i,
-                        s.kind,
-                        s.name,
-                        s.offset_ms,
-                        s.duration_ms,
-                        None if s.ok is None else int(s.ok),
-                        s.input_hash,
-                        s.output_hash,
-                        s.detail_json or json.dumps(s.detail, ensure_ascii=False, default=str),
-                    )
-                    for i, s in enumerate(trace.steps)
-                ],
-            )
-            db.executemany(
-                f"INSERT INTO telemetry ({', '.join(_TELEMETRY_COLUMNS)}) "
-                f"VALUES ({', '.join('?' * len(_TELEMETRY_COLUMNS))})",
-                [[getattr(r, c) for c in _TELEMETRY_COLUMNS] for r in trace.telemetry],
-            )
+        db.executemany(
+            f"INSERT OR REPLACE INTO traces ({', '.join(columns)}) VALUES ({marks})", rows
+        )
+        db.executemany(
+            f"INSERT INTO telemetry ({', '.join(_TELEMETRY_COLUMNS)}) "
+            f"VALUES ({', '.join('?' * len(_TELEMETRY_COLUMNS))})",
+            [[getattr(r, c) for c in _TELEMETRY_COLUMNS] for t in traces for r in t.telemetry],
+        )
 
 
 class TraceStore:
@@ -339,21 +349,7 @@ class TraceStore:
                 raise TraceNotFound(f"{trace_id!r} {what} (see `lar trace list`)")
             row = matches[0]
         trace = self._trace(row)
-        for s in self.db.execute(
-            "SELECT * FROM trace_steps WHERE trace_id = ? ORDER BY seq", (trace.id,)
-        ):
-            trace.steps.append(
-                Step(
-                    s["kind"],
-                    s["name"],
-                    s["offset_ms"],
-                    json.loads(s["detail"]),
-                    s["duration_ms"],
-                    None if s["ok"] is None else bool(s["ok"]),
-                    s["input_hash"],
-                    s["output_hash"],
-                )
-            )
+        trace.steps = steps_from_json(row["steps"])
         trace.telemetry = self.telemetry(trace_id=trace.id)
         return trace
 
