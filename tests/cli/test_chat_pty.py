@@ -103,3 +103,38 @@ def test_chat_start_consolidates_an_earlier_idle_conversation(
             child.close(force=True)
     facts = [r.content for r in MemoryStore(lar_home / "lar.db").records()]
     assert "I live in Porto now." in facts and "Session summary: The user moved to Porto." in facts
+
+
+def test_chat_routes_every_message(lar_home: Path, tmp_path: Path) -> None:
+    """Issue 5: in `lar chat` the router picks the model per message, and the trace keeps it."""
+    small = MockOpenAIServer([text_reply("small here")], repeat_last=True)
+    coder = MockOpenAIServer([text_reply("coder here")], repeat_last=True)
+    with small, coder:
+        (lar_home / "config.yaml").write_text(
+            "model: coder\nmodels:\n"
+            f"  - {{name: small, engine: openai, base_url: '{small.url}',"
+            " catalog: {params_b: 0.5}}\n"
+            f"  - {{name: coder, engine: openai, base_url: '{coder.url}',"
+            " catalog: {params_b: 1.5, tags: [code]}}\n"
+        )
+        child = spawn_chat(lar_home, tmp_path)
+        try:
+            child.expect("you> ")
+            child.sendline("hi")
+            child.expect(r"route: small \(heuristic: complexity 0.00 < 0.2: smallest")
+            child.expect("small here")
+            child.expect("you> ")
+            child.sendline("Write a Python function that reverses a list.")
+            child.expect(r"route: coder \(heuristic: code in the query")
+            child.expect("coder here")
+            child.expect("you> ")
+            child.sendline("/exit")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+    assert len(small.requests) == 1 and len(coder.requests) == 1
+    from lar.traces import TraceStore
+
+    store = TraceStore(lar_home / "lar.db")
+    assert [t.model for t in reversed(store.recent())] == ["small", "coder"]
+    store.close()
