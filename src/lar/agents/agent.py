@@ -228,7 +228,11 @@ class Agent:
         """The engine, track and loop settings of a configured model, built on first use."""
         if name not in self._models:
             engine = build_engine(
-                self.config, name, self._progress, failover=self._fixed is None or None
+                self.config,
+                name,
+                self._progress,
+                # a routed model fails over to the fallbacks; one the caller named does not
+                failover=True if self._fixed is None else None,
             )
             self._models[name] = self._prepare(engine, self.config.model_named(name))
         return self._models[name]

@@ -25,11 +25,13 @@ def make_router(config: LarConfig) -> RouterPolicy | None:
         return None
     models = candidates(config)
     if policy in ("auto", "learned"):
-        store = PolicyStore(config.home / "lar.db")
-        try:
-            table = store.load()
-        finally:
-            store.close()
+        table = {}
+        if (config.home / "lar.db").exists():  # reading must not create the database
+            store = PolicyStore(config.home / "lar.db")
+            try:
+                table = store.load()
+            finally:
+                store.close()
         if table or policy == "learned":
             return LearnedRouter(models, config.model, table, min_samples=config.router.min_samples)
         return HeuristicRouter(models, config.model)
