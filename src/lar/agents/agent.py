@@ -48,7 +48,6 @@ from lar.types import (
     MemoryRecalled,
     Message,
     Notice,
-    Routed,
     RunStarted,
     ToolCall,
     ToolCallFinished,
@@ -305,12 +304,7 @@ class Agent:
         if self.tasks is not None:
             self.tasks.create(run_id, text, self.engine.name)
             recorder = self._recorder(run_id)
-        d = decision
-        prelude: list[Event] = [
-            Routed(
-                d.model, d.router, d.rule, d.reason, d.query_class, d.complexity, d.tier, d.budget
-            )
-        ]
+        prelude: list[Event] = [decision]
         if self.memory is not None:
             prelude += await self._consolidate_if_due()
             prelude += self._memory_begin(text)

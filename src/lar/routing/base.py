@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from lar.engines.catalog import ModelInfo
 from lar.registry import Registry
 from lar.routing.complexity import Complexity, classify, score
+from lar.types import Routed
 
 __all__ = ["Decision", "RouteContext", "RouterPolicy", "RouterRegistry", "smallest", "largest"]
 
@@ -29,16 +30,9 @@ class RouteContext:
         return classify(self.complexity)
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    model: str
-    router: str
-    rule: str
-    reason: str
-    query_class: str
-    complexity: float
-    tier: str
-    budget: int
+Decision = Routed
+"""A routing decision is the ``routed`` event the agent yields (model, router, rule, reason,
+query class, complexity, tier, budget)."""
 
 
 class RouterPolicy(ABC):
