@@ -292,13 +292,13 @@ class Agent:
             trace = TraceRecorder(
                 self.traces,
                 run_id,
-                text,
+                self.redactor.text(text),
                 session=self.session_id,
                 info=self._info,
                 max_latency_s=self.config.router.max_latency_s,
                 max_cost_usd=self.config.router.max_cost_usd,
-                # memory's mask includes the agent's, plus whatever a caller gave the memory
-                redact=self.memory.redact if self.memory is not None else self.redactor.text,
+                # events come masked by the agent; a memory may know secrets the agent does not
+                redact=self.memory.redact if self.memory is not None else None,
             )
         recorder = None
         if self.tasks is not None:

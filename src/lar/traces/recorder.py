@@ -17,7 +17,7 @@ from typing import Any
 from lar.engines.catalog import ModelInfo
 from lar.routing.reward import reward
 from lar.telemetry.records import TelemetryRecord, token_counts
-from lar.traces.store import Step, Trace, TraceStore, steps_from_json, steps_json
+from lar.traces.store import Trace, TraceStore
 from lar.types import (
     ContextCompressed,
     ErrorEvent,
@@ -43,7 +43,11 @@ def digest(value: Any) -> str:
 
 
 class TraceRecorder:
-    """Collects one run. ``info`` maps a model name to its catalog entry (for prices)."""
+    """Collects one run. ``info`` maps a model name to its catalog entry (for prices).
+
+    The events it sees are already masked by the agent; ``redact`` is for a mask beyond the
+    agent's (a memory's own secrets) and is applied to the query, the steps and the answer.
+    """
 
     def __init__(
         self,
@@ -55,7 +59,7 @@ class TraceRecorder:
         info: Callable[[str], ModelInfo | None] = lambda name: None,
         max_latency_s: float = 30.0,
         max_cost_usd: float = 0.01,
-        redact: Callable[[str], str] = lambda text: text,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self.store = store
         self.redact = redact
@@ -68,9 +72,13 @@ class TraceRecorder:
         self._failover = False
         self._chars = 0  # streamed text, for estimating a usage-less engine's completion
         self._seen: list[tuple[float, float, Event]] = []
+        self._steps: list[dict[str, Any]] = []
         self._now = self.started
         self._wall = self.trace.created
         self.done = False
+
+    def _mask(self, text: str) -> str:
+        return self.redact(text) if self.redact is not None else text
 
     def _offset(self) -> float:
         return round((self._now - self.started) * 1000, 3)
@@ -91,7 +99,8 @@ class TraceRecorder:
 
     def build(self, final: Final | None, end: tuple[float, float] | None = None) -> Trace:
         """The finished trace (the store calls this, usually on its writer thread)."""
-        self.trace.query = self.redact(self.trace.query)
+        if self.redact is not None:
+            self.trace.query = self.redact(self.trace.query)
         for now, wall, event in self._seen:
             self._now, self._wall = now, wall
             if not isinstance(event, Final):
@@ -99,16 +108,35 @@ class TraceRecorder:
         if end is not None:
             self._now, self._wall = end
         trace = self._conclude(final)
-        # One encoding and one masking pass for all steps (they hold user and tool text).
-        text = steps_json(trace.steps)
-        masked = self.redact(text)
-        if masked != text:
-            trace.steps = steps_from_json(masked)
-        trace.steps_json = masked
+        # One encoding and, where needed, one masking pass for all steps.
+        text = json.dumps(self._steps, ensure_ascii=False, default=str)
+        trace.steps_json = self.redact(text) if self.redact is not None else text
         return trace
 
-    def _step(self, kind: str, name: str, detail: dict[str, Any], **kw: Any) -> None:
-        self.trace.steps.append(Step(kind, name, self._offset(), detail, **kw))
+    def _step(
+        self,
+        kind: str,
+        name: str,
+        detail: dict[str, Any],
+        *,
+        duration_ms: float | None = None,
+        ok: bool | None = None,
+        input_hash: str | None = None,
+        output_hash: str | None = None,
+    ) -> None:
+        # Plain dicts in the shape of ``Step``: the steps are only ever encoded from here.
+        self._steps.append(
+            {
+                "kind": kind,
+                "name": name,
+                "offset_ms": self._offset(),
+                "duration_ms": duration_ms,
+                "ok": ok,
+                "input_hash": input_hash,
+                "output_hash": output_hash,
+                "detail": detail,
+            }
+        )
 
     def _apply(self, event: Event) -> None:
         t = self.trace
@@ -175,7 +203,7 @@ class TraceRecorder:
                 self._failover = True
             self._step("notice", event.code, {"message": event.message})
         elif isinstance(event, ErrorEvent):
-            t.error = self.redact(event.message)
+            t.error = self._mask(event.message)
             self._step("error", event.code, {"message": event.message}, ok=False)
 
     def _model_called(self, e: ModelCalled) -> None:
@@ -230,7 +258,7 @@ class TraceRecorder:
             t.outcome, t.latency_ms = "interrupted", self._offset()
         else:
             t.outcome, t.latency_ms, t.turns = final.stop_reason, final.latency_ms, final.turns
-            t.answer = self.redact(final.text[:2000])
+            t.answer = self._mask(final.text[:2000])
             self._step("final", final.stop_reason, {"text": final.text[:200]})
         # A run answered by a fallback did not succeed for the model the router chose.
         t.success = t.outcome == "answer" and not self._failover

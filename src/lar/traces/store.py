@@ -215,7 +215,7 @@ class _Writer:
                         return  # closing, nothing left
                     self.writing = True
                 try:
-                    _write(db, [t if isinstance(t, Trace) else t() for t in batch])
+                    _write(db, [_built(t) for t in batch])
                 except Exception as exc:  # noqa: BLE001 - never take a run down for a trace
                     log.warning("could not write %d trace(s) to %s: %s", len(batch), self.path, exc)
                 finally:
@@ -245,6 +245,14 @@ class _Writer:
             thread = self.thread
         if thread is not None:
             thread.join(30)
+
+
+def _built(trace: Trace | Callable[[], Trace]) -> Trace:
+    if isinstance(trace, Trace):
+        return trace
+    built = trace()
+    time.sleep(0)  # let a waiting run have the GIL between traces of a batch
+    return built
 
 
 def _write(db: sqlite3.Connection, traces: Sequence[Trace]) -> None:
