@@ -28,9 +28,6 @@ model_app = typer.Typer(help="Manage local models.", no_args_is_help=True)
 app.add_typer(model_app, name="model")
 app.add_typer(memory_app, name="memory", no_args_is_help=True)
 app.add_typer(trace_app, name="trace", no_args_is_help=True)
-app.command(context_settings={"ignore_unknown_options": True})(feedback)  # "-1" is a score
-app.command()(learn)
-app.command()(stats)
 
 
 def _version(value: bool) -> None:
@@ -565,3 +562,9 @@ def model_list() -> None:
             " ".join(marks),
         )
     Console().print(table)
+
+
+# After the core commands, so `lar --help` lists run, chat … first.
+app.command(context_settings={"ignore_unknown_options": True})(feedback)  # "-1" is a score
+app.command()(learn)
+app.command()(stats)
