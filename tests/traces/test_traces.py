@@ -247,3 +247,22 @@ def test_a_4xx_is_never_retried_nor_failed_over(lar_home: Path) -> None:
     (t,) = store.recent()
     assert t.outcome == "error" and not t.success and "400" in (t.error or "")
     store.close()
+
+
+def test_secrets_never_reach_the_trace(lar_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-live-4f9a8b7c6d5e4f3a2b1c"
+    monkeypatch.setenv("SHOP_API_KEY", secret)
+    engine = ScriptedEngine(
+        [
+            ModelResponse(f'{{"name": "add", "arguments": {{"a": 1, "b": 2}}}} {secret}'),
+            ModelResponse(f"Done; your key {secret} is safe."),
+        ]
+    )
+    with Agent(tools=[add], engine=engine, config=load_config()) as agent:
+        result = agent.run(f"Add 1 and 2, my key is {secret}")
+    store = TraceStore(lar_home / "lar.db")
+    t = store.get(result.run_id)
+    assert secret not in t.query and secret not in (t.answer or "")
+    store.close()
+    raw = b"".join(p.read_bytes() for p in lar_home.glob("lar.db*"))
+    assert secret.encode() not in raw
