@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from lar import __version__
+from lar.cli.evals import eval_command
 from lar.cli.memory import memory_app
 from lar.cli.render import StagedLog, console_err, print_error, short
 from lar.cli.traces import feedback, learn, stats, trace_app
@@ -568,3 +569,4 @@ def model_list() -> None:
 app.command(context_settings={"ignore_unknown_options": True})(feedback)  # "-1" is a score
 app.command()(learn)
 app.command()(stats)
+app.command("eval")(eval_command)

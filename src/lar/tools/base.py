@@ -20,6 +20,7 @@ __all__ = [
     "tool",
     "ToolContext",
     "ToolArgumentError",
+    "SchemaTool",
     "ToolRegistry",
     "Permission",
     "Determinism",
@@ -216,6 +217,65 @@ class Tool:
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r}, permission={self.permission!r})"
+
+
+class SchemaTool(Tool):
+    """A tool described by a JSON Schema rather than a Python signature (eval suites; tools
+    that live elsewhere). Arguments are checked with ``jsonschema``; ``fn`` gets them as
+    keyword arguments."""
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        fn: Callable[..., Any],
+        *,
+        permission: Permission = "auto",
+        timeout_s: float = 10.0,
+    ) -> None:
+        import jsonschema
+
+        if not _NAME_RE.match(name):
+            raise ToolDefinitionError(
+                f"tool name {name!r} must start with a letter or _ and contain only "
+                "letters, digits, _ . - (max 64 chars)"
+            )
+        schema = {"type": "object", "properties": {}, **parameters}
+        try:
+            jsonschema.Draft202012Validator.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            raise ToolDefinitionError(
+                f"tool {name!r}: invalid parameters schema: {exc.message}"
+            ) from None
+        self.fn = fn
+        self.name = name
+        self.description = description.strip() or name
+        self.permission = permission
+        self.timeout_s = timeout_s
+        self.determinism = "deterministic"
+        self.clip = None
+        self.danger = None
+        self.interactive = False
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self.context_param = None
+        self.parameters = schema
+        self._schema_validator = jsonschema.Draft202012Validator(schema)
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        errors = sorted(self._schema_validator.iter_errors(arguments), key=lambda e: list(e.path))
+        if errors:
+            problems = []
+            for err in errors:
+                where = ".".join(str(p) for p in err.path)
+                if err.validator == "required":
+                    problems.append(f"missing required argument: {err.message}")
+                elif err.validator == "additionalProperties":
+                    problems.append(f"unknown argument: {err.message}")
+                else:
+                    problems.append(f"argument {where or '(arguments)'!r}: {err.message}")
+            raise ToolArgumentError("; ".join(problems) + f". Expected: {self.signature()}")
+        return dict(arguments)
 
 
 @overload

@@ -1,0 +1,153 @@
+"""``lar eval``: tool-calling suites against any configured model, per track (T2–T4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from lar.cli.render import print_error, short
+from lar.errors import ConfigError, LarError
+
+__all__ = ["eval_command"]
+
+
+class _Runner:
+    """One agent per track, reused across cases: only its tools change."""
+
+    def __init__(self, config: Any, engine: Any, track: str, max_turns: int) -> None:
+        from lar.agents.agent import Agent
+
+        self.agent = Agent(
+            engine=engine,
+            config=config,
+            track=track,  # type: ignore[arg-type]
+            traces=False,
+            memory=False,
+            max_turns=max_turns,
+            approver=lambda call, tool: True,
+        )
+
+    def __call__(self, tools: list[Any]) -> Any:
+        from lar.tools.executor import ToolExecutor
+
+        self.agent.executor.close()
+        self.agent.tools = tools
+        self.agent.executor = ToolExecutor(tools)
+        self.agent.state.clear()
+        return self
+
+    def run(self, text: str) -> Any:
+        return self.agent.run(text)
+
+
+def eval_command(
+    suite: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--suite",
+            help="A JSONL suite file or a directory of them (repeatable); default: evals/tools.",
+        ),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="A model from config.yaml.")
+    ] = None,
+    track: Annotated[
+        str, typer.Option(help="native, protocol, or both (one table each).")
+    ] = "both",
+    category: Annotated[
+        list[str] | None, typer.Option(help="Only these categories (repeatable).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="At most N cases.")] = None,
+    max_turns: Annotated[int, typer.Option(min=1, max=20, help="Turn limit per case.")] = 4,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write every case's result here.")
+    ] = None,
+    failures: Annotated[bool, typer.Option(help="List the cases that failed, and why.")] = False,
+) -> None:
+    """Run tool-calling suites and print accuracy, abstention, tokens and latency per task,
+    and the share of calls that needed repair — per category and track.
+
+    A suite is JSONL, one case per line: question, tool definitions (JSON Schema), what the
+    tools return, and what is expected (calls, abstention, answer). The format is in
+    docs/evals.md; a suite that breaks it stops with file:line before anything runs.
+    """
+    from lar.config import load_config
+    from lar.engines.factory import build_engine
+    from lar.evals.toolcalls import default_suites, load_suites, run_case, summarize
+    from lar.registry import load_plugins
+
+    if track not in ("native", "protocol", "both"):
+        print_error(LarError(f"--track must be native, protocol or both (got {track!r})"))
+        raise typer.Exit(2)
+    try:
+        load_plugins()
+        config = load_config()
+        cases = load_suites(suite or [default_suites()])
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
+    if category:
+        cases = [c for c in cases if c.category in category]
+    cases = cases[:limit] if limit else cases
+    if not cases:
+        print_error(LarError("no cases left to run (check --category)"))
+        raise typer.Exit(2)
+    tracks = ["native", "protocol"] if track == "both" else [track]
+    out = Console(highlight=False)
+    dump: list[dict[str, Any]] = []
+    try:
+        engine = build_engine(config, model)
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(2 if isinstance(exc, ConfigError) else 1) from None
+    from rich.progress import Progress
+
+    # Agents share the engine, and closing one closes it: all are closed at the end.
+    runners = [_Runner(config, engine, tr, max_turns) for tr in tracks]
+    for tr, runner in zip(tracks, runners, strict=True):
+        results = []
+        with Progress(console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task(f"{engine.name}, {tr} track", total=len(cases))
+            for case in cases:
+                results.append(run_case(case, runner))
+                bar.advance(task)
+        table = Table(
+            "category", "cases", "accuracy", "abstained right", "tokens/task", "ms/task",
+            "repaired", title=f"{engine.name} — {tr} track",
+        )  # fmt: skip
+        for s in summarize(results):
+            abst = ""
+            if s.category in ("abstain", "all"):
+                rs = [r for r in results if r.case.expect.get("abstain")]
+                if s.category == "abstain" or rs:
+                    right = sum(1 for r in rs if not r.calls)
+                    abst = f"{right}/{len(rs)}" if rs else ""
+            table.add_row(
+                s.category, str(s.cases), f"{s.accuracy:.1%}", abst, f"{s.tokens:.0f}",
+                f"{s.latency_ms:.0f}",
+                f"{s.repaired}/{s.with_calls}" if s.with_calls else "0",
+            )  # fmt: skip
+        out.print(table)
+        if failures:
+            for r in results:
+                if not r.ok:
+                    out.print(f"  {r.case.id} ({r.case.category}): {escape(short(r.why, 140))}")
+        for r in results:
+            dump.append(
+                {
+                    "track": tr, "id": r.case.id, "category": r.case.category, "ok": r.ok,
+                    "why": r.why, "calls": r.calls, "answer": r.answer, "tokens": r.tokens,
+                    "latency_ms": round(r.latency_ms, 1), "repaired": r.repaired,
+                }
+            )  # fmt: skip
+    for runner in runners:
+        runner.agent.close()
+    if json_out is not None:
+        json_out.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in dump) + "\n")
+        out.print(f"results: {json_out}")

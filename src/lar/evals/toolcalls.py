@@ -1,0 +1,367 @@
+"""Tool-calling evaluation suites (``lar eval``): JSONL cases, run through the real agent loop.
+
+One case per line::
+
+    {"id": "weather-1", "category": "single",
+     "question": "What's the weather in Lisbon in celsius?",
+     "tools": [{"name": "get_weather", "description": "Current weather for a city.",
+                "parameters": {"type": "object",
+                               "properties": {"city": {"type": "string"},
+                                              "unit": {"enum": ["celsius", "fahrenheit"]}},
+                               "required": ["city"]}}],
+     "results": {"get_weather": "18 degrees, sunny"},
+     "expect": {"calls": [{"name": "get_weather",
+                           "arguments": {"city": "Lisbon", "unit": "celsius"}}]}}
+
+- ``category``: ``single`` (one call, typed arguments), ``choose`` (one tool among similar
+  ones), ``parallel`` (several calls, any order), ``abstain`` (no tool fits: answer without a
+  call) or ``two_step`` (a call whose result the answer or a second call needs).
+- ``results``: what each tool returns (the tools are stand-ins: nothing real runs); a value, or a
+  list of ``{"arguments": {...}, "result": ...}`` to answer by arguments.
+- ``expect``: ``calls`` (the calls that must be made; arguments compare as JSON, numbers within
+  1e-6, strings without surrounding space; a parameter left out of the expected arguments must
+  be absent or equal to its schema default), ``ordered`` (calls must come in this order, for
+  ``two_step``), ``abstain: true`` (no call at all), ``answer_contains`` (the final answer must
+  contain one of these strings, case-insensitively).
+
+A suite that breaks the format fails before anything runs, with ``file:line: what is wrong``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lar.errors import LarError
+from lar.tools.base import SchemaTool, Tool
+from lar.types import Event, Final, ModelCalled, Notice, ToolCallStarted
+
+__all__ = [
+    "CATEGORIES",
+    "Case",
+    "CaseResult",
+    "SuiteError",
+    "load_suite",
+    "load_suites",
+    "run_case",
+    "score_case",
+    "summarize",
+    "default_suites",
+]
+
+CATEGORIES = ("single", "choose", "parallel", "abstain", "two_step")
+_EXPECT_KEYS = {"calls", "ordered", "abstain", "answer_contains"}
+_CASE_KEYS = {"id", "category", "question", "tools", "results", "expect"}
+
+
+class SuiteError(LarError):
+    pass
+
+
+@dataclass(slots=True)
+class Case:
+    id: str
+    category: str
+    question: str
+    tools: list[dict[str, Any]]
+    expect: dict[str, Any]
+    results: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+
+def _check(data: Any, where: str) -> Case:
+    if not isinstance(data, dict):
+        raise SuiteError(f"{where}: a case must be a JSON object, not {type(data).__name__}")
+    unknown = set(data) - _CASE_KEYS
+    if unknown:
+        raise SuiteError(
+            f"{where}: unknown key {sorted(unknown)[0]!r}; allowed: {', '.join(sorted(_CASE_KEYS))}"
+        )
+    for key in ("id", "category", "question", "tools", "expect"):
+        if key not in data:
+            raise SuiteError(f"{where}: missing key {key!r}")
+    if data["category"] not in CATEGORIES:
+        raise SuiteError(
+            f"{where}: category {data['category']!r} is not one of {', '.join(CATEGORIES)}"
+        )
+    if not isinstance(data["question"], str) or not data["question"].strip():
+        raise SuiteError(f"{where}: question must be a non-empty string")
+    tools = data["tools"]
+    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+        raise SuiteError(f"{where}: tools must be a list of objects")
+    names = []
+    for i, t in enumerate(tools):
+        if not isinstance(t.get("name"), str):
+            raise SuiteError(f"{where}: tools[{i}] needs a name")
+        names.append(t["name"])
+    expect = data["expect"]
+    if not isinstance(expect, dict) or not expect:
+        raise SuiteError(
+            f"{where}: expect must be an object with calls, abstain or answer_contains"
+        )
+    bad = set(expect) - _EXPECT_KEYS
+    if bad:
+        raise SuiteError(
+            f"{where}: expect: unknown key {sorted(bad)[0]!r}; "
+            f"allowed: {', '.join(sorted(_EXPECT_KEYS))}"
+        )
+    for j, call in enumerate(expect.get("calls", [])):
+        if not isinstance(call, dict) or call.get("name") not in names:
+            raise SuiteError(
+                f"{where}: expect.calls[{j}] names a tool the case does not define "
+                f"({call.get('name') if isinstance(call, dict) else call!r})"
+            )
+    if expect.get("abstain") and expect.get("calls"):
+        raise SuiteError(f"{where}: expect cannot both abstain and list calls")
+    results = data.get("results", {})
+    if not isinstance(results, dict):
+        raise SuiteError(f"{where}: results must map tool names to what they return")
+    case = Case(
+        str(data["id"]),
+        data["category"],
+        data["question"],
+        tools,
+        expect,
+        results,
+        source=where,
+    )
+    try:
+        build_tools(case)
+    except LarError as exc:
+        raise SuiteError(f"{where}: {exc}") from None
+    return case
+
+
+def load_suite(path: Path) -> list[Case]:
+    """Every case of a JSONL file; blank lines and lines starting with # are skipped."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SuiteError(f"{path}: cannot read: {exc}") from exc
+    cases: list[Case] = []
+    seen: dict[str, str] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        where = f"{path}:{n}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SuiteError(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+        case = _check(data, where)
+        if case.id in seen:
+            raise SuiteError(f"{where}: id {case.id!r} already used at {seen[case.id]}")
+        seen[case.id] = where
+        cases.append(case)
+    if not cases:
+        raise SuiteError(f"{path}: no cases")
+    return cases
+
+
+def load_suites(paths: Iterable[Path]) -> list[Case]:
+    out: list[Case] = []
+    for p in paths:
+        files = sorted(p.glob("*.jsonl")) if p.is_dir() else [p]
+        if not files:
+            raise SuiteError(f"{p}: no .jsonl files in this directory")
+        for f in files:
+            out.extend(load_suite(f))
+    return out
+
+
+def default_suites() -> Path:
+    """The suites shipped in the repository (``evals/tools``)."""
+    return Path(__file__).resolve().parents[3] / "evals" / "tools"
+
+
+def _answer(spec: Any, arguments: dict[str, Any]) -> Any:
+    if isinstance(spec, list) and all(isinstance(s, dict) and "arguments" in s for s in spec):
+        for s in spec:
+            if _same(s["arguments"], arguments):
+                return s.get("result")
+        return "error: no data for these arguments"
+    return spec
+
+
+def build_tools(case: Case) -> list[Tool]:
+    tools: list[Tool] = []
+    for t in case.tools:
+        spec = case.results.get(t["name"], "ok")
+
+        def fn(_spec: Any = spec, **kwargs: Any) -> Any:
+            return _answer(_spec, kwargs)
+
+        tools.append(
+            SchemaTool(
+                t["name"],
+                t.get("description", ""),
+                t.get("parameters", {"type": "object", "properties": {}}),
+                fn,
+            )
+        )
+    return tools
+
+
+def _norm(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, dict):
+        return {k: _norm(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_norm(v) for v in value]
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    a, b = _norm(a), _norm(b)
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _args_match(expected: dict[str, Any], got: dict[str, Any], schema: dict[str, Any]) -> bool:
+    props = schema.get("properties", {})
+    for key, value in got.items():
+        if key in expected:
+            continue
+        default = props.get(key, {}).get("default", _MISSING)
+        if default is _MISSING or not _same(default, value):
+            return False
+    return all(k in got and _same(v, got[k]) for k, v in expected.items())
+
+
+_MISSING = object()
+
+
+@dataclass(slots=True)
+class CaseResult:
+    case: Case
+    ok: bool
+    why: str
+    calls: list[tuple[str, dict[str, Any]]]
+    answer: str
+    tokens: int
+    latency_ms: float
+    repaired: bool
+    error: str | None = None
+
+
+def score_case(
+    case: Case, calls: Sequence[tuple[str, dict[str, Any]]], answer: str
+) -> tuple[bool, str]:
+    expect = case.expect
+    schemas = {t["name"]: t.get("parameters", {}) for t in case.tools}
+    if expect.get("abstain"):
+        if calls:
+            return False, f"called {calls[0][0]} where no tool fits"
+    wanted = list(expect.get("calls", []))
+    if wanted:
+        if expect.get("ordered"):
+            if len(calls) < len(wanted):
+                return False, f"{len(calls)} of {len(wanted)} calls made"
+            for w, (name, args) in zip(wanted, calls, strict=False):
+                if w["name"] != name or not _args_match(
+                    w.get("arguments", {}), args, schemas.get(name, {})
+                ):
+                    return False, f"expected {w['name']}{w.get('arguments', {})}, got {name}{args}"
+        else:
+            left = list(calls)
+            for w in wanted:
+                hit = next(
+                    (
+                        c
+                        for c in left
+                        if c[0] == w["name"]
+                        and _args_match(w.get("arguments", {}), c[1], schemas[c[0]])
+                    ),
+                    None,
+                )
+                if hit is None:
+                    got = "; ".join(f"{n}{a}" for n, a in calls) or "no call"
+                    return False, f"missing {w['name']}{w.get('arguments', {})} (got {got})"
+                left.remove(hit)
+            if left:
+                return False, f"extra call {left[0][0]}{left[0][1]}"
+    contains = expect.get("answer_contains")
+    if contains:
+        low = answer.lower()
+        if not any(str(c).lower() in low for c in contains):
+            return False, f"answer {answer[:80]!r} has none of {contains}"
+    return True, "ok"
+
+
+def run_case(case: Case, make_agent: Callable[[list[Tool]], Any]) -> CaseResult:
+    """Run one case through an agent built by ``make_agent(tools)`` (its ``run`` method)."""
+    agent = make_agent(build_tools(case))
+    events: list[Event] = []
+    error = None
+    t0 = time.perf_counter()
+    try:
+        events = agent.run(case.question).events
+    except LarError as exc:
+        error = str(exc)
+    finally:
+        close = getattr(agent, "close", None)
+        if close is not None:
+            close()
+    latency = (time.perf_counter() - t0) * 1000
+    calls = [
+        (e.call.name, dict(e.call.arguments)) for e in events if isinstance(e, ToolCallStarted)
+    ]
+    answer = next((e.text for e in events if isinstance(e, Final)), "")
+    tokens = sum(e.usage.total_tokens for e in events if isinstance(e, ModelCalled))
+    repaired = any(isinstance(e, Notice) and e.code == "repaired" for e in events)
+    repaired = repaired or any(isinstance(e, ModelCalled) and e.repaired for e in events)
+    if error is not None:
+        ok, why = False, f"error: {error}"
+    else:
+        ok, why = score_case(case, calls, answer)
+    return CaseResult(case, ok, why, calls, answer, tokens, latency, repaired, error)
+
+
+@dataclass(slots=True)
+class Summary:
+    category: str
+    cases: int
+    correct: int
+    tokens: float
+    latency_ms: float
+    repaired: int
+    with_calls: int
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.cases if self.cases else 0.0
+
+
+def summarize(results: Sequence[CaseResult]) -> list[Summary]:
+    """Per category, then ``all``."""
+    out = []
+    groups = [(c, [r for r in results if r.case.category == c]) for c in CATEGORIES]
+    groups.append(("all", list(results)))
+    for name, rs in groups:
+        if not rs:
+            continue
+        out.append(
+            Summary(
+                name,
+                len(rs),
+                sum(r.ok for r in rs),
+                sum(r.tokens for r in rs) / len(rs),
+                sum(r.latency_ms for r in rs) / len(rs),
+                sum(r.repaired for r in rs),
+                sum(1 for r in rs if r.calls),
+            )
+        )
+    return out

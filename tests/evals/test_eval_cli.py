@@ -1,0 +1,154 @@
+"""`lar eval`: the suite format, scoring, and an external suite run through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lar.evals.toolcalls import Case, SuiteError, load_suite, score_case
+from lar.testing import MockOpenAIServer, text_reply, tool_call_reply
+
+FIXTURE = Path(__file__).with_name("fixture_suite.jsonl")
+
+WEATHER = {
+    "name": "get_weather",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "unit": {"enum": ["celsius", "fahrenheit"], "default": "celsius"},
+        },
+        "required": ["city"],
+    },
+}
+
+
+def case(**expect: Any) -> Case:
+    return Case("c", "single", "q", [WEATHER], expect)
+
+
+def test_scoring_rules() -> None:
+    want = case(calls=[{"name": "get_weather", "arguments": {"city": "Lisbon"}}])
+    assert score_case(want, [("get_weather", {"city": " Lisbon "})], "")[0]
+    # an optional argument at its default is fine; another value is not
+    assert score_case(want, [("get_weather", {"city": "Lisbon", "unit": "celsius"})], "")[0]
+    ok, why = score_case(want, [("get_weather", {"city": "Lisbon", "unit": "fahrenheit"})], "")
+    assert not ok and "missing get_weather" in why
+    ok, why = score_case(want, [("get_weather", {"city": "Lisbon"})] * 2, "")
+    assert not ok and why.startswith("extra call")
+    abstain = case(abstain=True, answer_contains=["bonjour"])
+    assert score_case(abstain, [], "Bonjour !")[0]
+    assert score_case(abstain, [("get_weather", {"city": "x"})], "Bonjour")[1].startswith("called")
+    assert not score_case(abstain, [], "Hello")[0]
+    ordered = case(
+        calls=[
+            {"name": "get_weather", "arguments": {"city": "A"}},
+            {"name": "get_weather", "arguments": {"city": "B"}},
+        ],
+        ordered=True,
+    )
+    assert score_case(
+        ordered, [("get_weather", {"city": "A"}), ("get_weather", {"city": "B"})], ""
+    )[0]
+    assert not score_case(
+        ordered, [("get_weather", {"city": "B"}), ("get_weather", {"city": "A"})], ""
+    )[0]
+
+
+HEAD = '{"id": "x", "category": "single", "question": "q", "tools": [], '
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{not json", ":2: invalid JSON"),
+        (HEAD.replace("single", "maybe") + '"expect": {"abstain": true}}',
+         ":2: category 'maybe' is not one of"),
+        (HEAD + '"expect": {"calls": [{"name": "ghost"}]}}',
+         ":2: expect.calls[0] names a tool the case does not define ('ghost')"),
+        (HEAD + '"expect": {"abstain": true}, "extra": 1}', ":2: unknown key 'extra'"),
+        (HEAD.replace('"x"', '"w1"') + '"expect": {"abstain": true}}',
+         ":2: id 'w1' already used at"),
+    ],
+)  # fmt: skip
+def test_a_bad_suite_names_file_and_line(tmp_path: Path, line: str, message: str) -> None:
+    first = FIXTURE.read_text().splitlines()[1]  # a valid case with id w1
+    path = tmp_path / "bad.jsonl"
+    path.write_text(first + "\n" + line + "\n")
+    with pytest.raises(SuiteError) as err:
+        load_suite(path)
+    assert str(err.value).startswith(f"{path}:2:") and message in str(err.value)
+
+
+def _both_cities() -> dict[str, Any]:
+    reply = tool_call_reply("get_weather", {"city": "Porto"})
+    calls = reply["choices"][0]["message"]["tool_calls"]
+    calls.append({**calls[0], "id": "call_2"})
+    calls[1] = {**calls[1], "function": {"name": "get_weather", "arguments": '{"city": "Faro"}'}}
+    return reply
+
+
+def test_external_suite_through_the_cli(lar_home: Path, tmp_path: Path) -> None:
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        msgs = body["messages"]
+        if msgs[-1]["role"] == "tool":
+            return text_reply("Done: " + msgs[-1]["content"])
+        question = msgs[-1]["content"]
+        if "Lisbon" in question:
+            return tool_call_reply("get_weather", {"city": "Lisbon", "unit": "celsius"})
+        if "Porto" in question:  # only one of the two cities: the parallel case must fail
+            return tool_call_reply("get_weather", {"city": "Porto"})
+        return text_reply("Bonjour.")
+
+    with MockOpenAIServer([reply], repeat_last=True) as srv:
+        (lar_home / "config.yaml").write_text(
+            f"model: mock\nmodels:\n  - {{name: mock, engine: openai, base_url: '{srv.url}'}}\n"
+        )
+        out_json = tmp_path / "results.jsonl"
+        out = subprocess.run(
+            [sys.executable, "-m", "lar", "eval", "--suite", str(FIXTURE), "--track", "native",
+             "--failures", "--json", str(out_json)],
+            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+            env={**os.environ, "LAR_HOME": str(lar_home), "COLUMNS": "200"},
+        )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    rows = {line.split("│")[1].strip(): line for line in out.stdout.splitlines() if "│" in line}
+    assert "100.0%" in rows["single"] and "100.0%" in rows["abstain"] and "1/1" in rows["abstain"]
+    assert "0.0%" in rows["parallel"] and "66.7%" in rows["all"]
+    assert "p1 (parallel): missing get_weather{'city': 'Faro'}" in out.stdout
+    results = [json.loads(x) for x in out_json.read_text().splitlines()]
+    assert [(r["id"], r["ok"]) for r in results] == [("w1", True), ("a1", True), ("p1", False)]
+    assert results[0]["calls"] == [["get_weather", {"city": "Lisbon", "unit": "celsius"}]]
+    assert results[0]["tokens"] > 0
+
+
+def test_a_bad_suite_exits_2_before_running(lar_home: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 1}\n')
+    out = subprocess.run(
+        [sys.executable, "-m", "lar", "eval", "--suite", str(bad)],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        env={**os.environ, "LAR_HOME": str(lar_home)},
+    )  # fmt: skip
+    assert out.returncode == 2 and f"{bad}:1: missing key 'category'" in out.stderr
+
+
+def test_schema_tool_validates_with_json_schema() -> None:
+    from lar.errors import ToolDefinitionError
+    from lar.tools.base import SchemaTool, ToolArgumentError
+
+    t = SchemaTool("get_weather", "Weather.", WEATHER["parameters"], lambda **kw: kw)
+    assert t.validate({"city": "Faro"}) == {"city": "Faro"}
+    assert t.signature() == 'get_weather(city: str, unit?: "celsius"|"fahrenheit" = "celsius")'
+    with pytest.raises(ToolArgumentError, match="missing required argument: 'city'"):
+        t.validate({})
+    with pytest.raises(ToolArgumentError, match="argument 'unit': 'kelvin' is not one of"):
+        t.validate({"city": "Faro", "unit": "kelvin"})
+    with pytest.raises(ToolDefinitionError, match="invalid parameters schema"):
+        SchemaTool("bad", "", {"type": "object", "properties": {"x": {"type": "nope"}}}, print)
