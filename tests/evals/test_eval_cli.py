@@ -152,3 +152,16 @@ def test_schema_tool_validates_with_json_schema() -> None:
         t.validate({"city": "Faro", "unit": "kelvin"})
     with pytest.raises(ToolDefinitionError, match="invalid parameters schema"):
         SchemaTool("bad", "", {"type": "object", "properties": {"x": {"type": "nope"}}}, print)
+
+
+def test_the_shipped_suites_load_and_cover_every_category() -> None:
+    from collections import Counter
+
+    from lar.evals.toolcalls import CATEGORIES, default_suites, load_suites
+
+    cases = load_suites([default_suites()])
+    counts = Counter(c.category for c in cases)
+    assert len(cases) >= 150 and set(counts) == set(CATEGORIES)
+    assert all(3 <= len(c.tools) <= 6 for c in cases if c.category == "choose")
+    assert all(len(c.expect["calls"]) >= 2 for c in cases if c.category == "parallel")
+    assert all(c.expect.get("ordered") for c in cases if c.category == "two_step")
