@@ -27,8 +27,8 @@ def load_json(raw: str) -> tuple[Any, bool]:
         value = ast.literal_eval(text)
         if isinstance(value, dict | list):
             return value, True
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        pass
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass  # TypeError: e.g. a "set" of dicts, {{...}, {...}}, which Python cannot hash
     try:
         value = json_repair.loads(text)
     except Exception:  # json-repair raises assorted errors on hopeless input; treat as no value
