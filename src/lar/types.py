@@ -193,6 +193,9 @@ class ModelCalled:
     """Errors of the models tried before this one answered (E4)."""
     source: str = ""
     """The configured model that answered (prices come from its catalog entry)."""
+    prompt_parts: dict[str, int] = field(default_factory=dict)
+    """Prompt tokens per part (system, tools, memory, history) as fitted; empty when the
+    prompt was not fitted to a context size."""
 
 
 @dataclass(slots=True)

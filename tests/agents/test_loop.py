@@ -81,7 +81,7 @@ def test_unknown_tool_goes_back_to_the_model() -> None:
     assert result.text == "5"
     assert [c.name for c in result.tool_calls] == ["add"]  # the unknown call never ran
     feedback = last_user(engine, 1)
-    assert "no tool named 'multiply'" in feedback and "available tools: add, lookup" in feedback
+    assert "no tool named multiply" in feedback and "the only tools are: add, lookup" in feedback
 
 
 def test_malformed_arguments_go_back_as_a_validation_error() -> None:
@@ -112,13 +112,14 @@ def test_model_that_never_stops_calling_tools_hits_max_turns() -> None:
     assert "# Tools" not in engine.calls[3][0].content
 
 
-def test_after_a_successful_call_the_model_is_asked_for_the_answer() -> None:
-    a, engine = agent([call("add", a=1, b=2), "It is 3."])
-    result = a.run("1+2?")
+def test_after_a_result_the_tools_stay_listed_for_a_next_step() -> None:
+    a, engine = agent([call("lookup", key="x"), call("add", a=1, b=2), "It is 3."])
+    result = a.run("look x up, then add 1 and 2")
     assert result.text == "It is 3." and calls == [(1, 2)]
-    assert "# Tools" in engine.calls[0][0].content
-    assert "# Tools" not in engine.calls[1][0].content  # listing withheld: answer from the data
-    assert last_user(engine, 1).endswith("state the answer.")
+    assert [c.name for c in result.tool_calls] == ["lookup", "add"]
+    assert "# Tools" in engine.calls[1][0].content  # still listed: a second call is possible
+    assert "<tool_result>" in last_user(engine, 1)
+    assert last_user(engine, 1).endswith("call the next tool if it needs another step.")
 
 
 def test_repeating_a_failed_call_switches_to_answer_mode() -> None:
@@ -145,7 +146,7 @@ def test_ping_pong_never_reruns_a_call() -> None:
     result = a.run("ping pong")
     assert [c.arguments for c in result.tool_calls] == [{"key": "a"}, {"key": "b"}]
     assert result.stop_reason == "loop"
-    assert result.text == 'lookup(key="a") returned: value of a'
+    assert result.text == 'lookup(key="b") returned: value of b'
 
 
 def test_failed_call_skips_the_rest_of_the_turn() -> None:
@@ -202,3 +203,97 @@ def test_allowlist_from_the_agent() -> None:
     result = a.run("look")
     assert "lookup" not in engine.calls[0][0].content.split("# Tools")[1]
     assert result.tool_calls == []
+
+
+# --- protocol-track corrections (T2, T3): reply, invented tools, described calls, echoes ------
+
+
+def test_reply_pseudo_tool_is_the_answer_and_runs_nothing() -> None:
+    a, engine = agent([call("reply", text="Au is the symbol for gold.")])
+    result = a.run("Chemical symbol for gold?")
+    assert result.text == "Au is the symbol for gold." and result.tool_calls == []
+    assert "reply(text: str): Answer me directly" in engine.calls[0][0].content
+
+
+def test_reply_is_not_listed_when_a_real_tool_has_that_name() -> None:
+    @tool
+    def reply(text: str) -> str:
+        """Send a reply to the last e-mail."""
+        return "sent"
+
+    a, engine = agent([call("reply", text="ok"), "Sent."], tools=[reply])
+    result = a.run("Reply ok to the last e-mail")
+    assert [c.name for c in result.tool_calls] == ["reply"]  # the real tool ran
+    assert "Answer me directly" not in engine.calls[0][0].content
+
+
+def test_an_invented_tool_is_never_run_and_the_model_is_asked_once() -> None:
+    a, engine = agent([call("get_capital", country="France"), "Paris."])
+    history: list[Message] = []
+    result = a.run("Capital of France?", history=history)
+    assert result.text == "Paris." and result.tool_calls == []
+    notices = [e.code for e in result.events if isinstance(e, Notice)]
+    assert "invented_tool" in notices
+    nudge = last_user(engine, 1)
+    assert nudge.startswith("There is no tool named get_capital; the only tools are: add, lookup")
+    # the nudge is shown for that turn only, never stored
+    assert [m.role for m in history] == ["user", "assistant"]
+    assert all("There is no tool" not in m.content for m in history)
+
+
+def test_an_invented_tool_near_a_listed_one_names_it() -> None:
+    a, engine = agent([call("lokup", key="k"), call("lookup", key="k"), "value of k"])
+    result = a.run("look k up")
+    assert [c.name for c in result.tool_calls] == ["lookup"]
+    assert "If you meant lookup, call it" in last_user(engine, 1)
+
+
+def test_inventing_again_after_the_nudge_ends_without_running_it() -> None:
+    a, _ = agent([call("get_capital", country="France")] * 2)
+    result = a.run("Capital of France?")
+    assert result.tool_calls == [] and result.stop_reason == "answer"
+    assert result.text == "I have no tool for that: get_capital is not one of my tools."
+
+
+def test_a_described_call_gets_one_nudge() -> None:
+    text = "To find it, I would use the `lookup` tool with the key x."
+    a, engine = agent([text, call("lookup", key="x"), "It is value of x."])
+    result = a.run("What is x?")
+    assert [c.name for c in result.tool_calls] == ["lookup"]
+    assert last_user(engine, 1).startswith("Do not describe the call")
+    assert any(isinstance(e, Notice) and e.code == "described_call" for e in result.events)
+
+
+def test_an_echoed_tool_error_is_asked_about_then_said_in_words() -> None:
+    bad = call("add", a="x", b=2)
+    echo = '{"error": "invalid arguments", "detail": "bad a", "code": "invalid_arguments"}'
+    a, engine = agent([bad, echo, echo])
+    result = a.run("x+2?")
+    assert result.text.startswith("I could not answer: the add tool failed (invalid arguments: ")
+    assert "{" not in result.text  # never the raw JSON
+    assert last_user(engine, 2).startswith("The call to add failed (invalid arguments")
+    a2, _ = agent([bad, echo, "I can't add x: it is not a number."])
+    assert a2.run("x+2?").text == "I can't add x: it is not a number."
+
+
+def test_the_same_call_twice_in_one_reply_runs_once() -> None:
+    twice = call("add", a=1, b=2) + "\n" + call("add", a=1, b=2)
+    a, _ = agent([twice, "3"])
+    result = a.run("1+2?")
+    assert calls == [(1, 2)] and len(result.tool_calls) == 1
+
+
+def test_a_list_in_a_one_value_parameter_becomes_one_call_each() -> None:
+    a, _ = agent([call("lookup", key=["a", "b"]), "done"])
+    result = a.run("look up a and b")
+    assert [c.arguments for c in result.tool_calls] == [{"key": "a"}, {"key": "b"}]
+    assert any(isinstance(e, Notice) and e.code == "coerced" for e in result.events)
+
+
+def test_model_calls_report_the_prompt_parts_when_fitted() -> None:
+    from lar.types import ModelCalled
+
+    a, _ = agent(["Paris."], n_ctx=4096)
+    result = a.run("Capital of France?")
+    parts = next(e for e in result.events if isinstance(e, ModelCalled)).prompt_parts
+    assert parts["tools"] > 0 and parts["system"] > 0 and parts["history"] > 0

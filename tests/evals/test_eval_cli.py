@@ -145,7 +145,7 @@ def test_schema_tool_validates_with_json_schema() -> None:
 
     t = SchemaTool("get_weather", "Weather.", WEATHER["parameters"], lambda **kw: kw)
     assert t.validate({"city": "Faro"}) == {"city": "Faro"}
-    assert t.signature() == 'get_weather(city: str, unit?: "celsius"|"fahrenheit" = "celsius")'
+    assert t.signature() == 'get_weather(city: str, unit: "celsius"|"fahrenheit" = "celsius")'
     with pytest.raises(ToolArgumentError, match="missing required argument: 'city'"):
         t.validate({})
     with pytest.raises(ToolArgumentError, match="argument 'unit': 'kelvin' is not one of"):

@@ -32,7 +32,7 @@ def test_schema_from_hints_and_docstring() -> None:
 
 
 def test_signature_is_compact() -> None:
-    assert weather.signature() == 'weather(city: str, unit?: "c"|"f" = "c", days?: int = 1)'
+    assert weather.signature() == 'weather(city: str, unit: "c"|"f" = "c", days: int = 1)'
 
 
 def test_validation_coerces_and_reports_every_problem() -> None:
@@ -47,7 +47,7 @@ def test_validation_coerces_and_reports_every_problem() -> None:
     assert "missing required argument 'city'" in msg
     assert "argument 'unit'" in msg and "'kelvin'" in msg
     assert "unknown argument 'zip'" in msg
-    assert msg.endswith('Expected: weather(city: str, unit?: "c"|"f" = "c", days?: int = 1)')
+    assert msg.endswith('Expected: weather(city: str, unit: "c"|"f" = "c", days: int = 1)')
 
 
 def test_decorated_function_stays_callable() -> None:

@@ -18,13 +18,25 @@ from typing import Any, Literal
 from lar.agents.context import MemoryParts, TokenCounter, fit, render_memory
 from lar.agents.guard import LoopGuard, call_hash
 from lar.agents.state import Status, TaskRecorder
+from lar.calling.corrections import (
+    DESCRIBED_NUDGE,
+    described_call,
+    echoed_error,
+    error_in_words,
+    error_nudge,
+    invented_nudge,
+    prepare,
+)
 from lar.calling.native import extract_calls
 from lar.calling.prompt import (
     ANSWER_MODE_NOTE,
     ANSWER_MODE_TAIL,
+    NEXT_STEP_TAIL,
+    REPLY_TOOL,
     call_text,
     fold_tool_results,
     protocol_system_prompt,
+    take_reply,
 )
 from lar.calling.protocol import clean_answer
 from lar.engines.base import Engine
@@ -126,14 +138,11 @@ def render_history(history: list[Message], track: Track, *, answer_mode: bool) -
     if track != "protocol":
         return history
     rendered = fold_tool_results(history)
-    if (
-        answer_mode
-        and rendered
-        and rendered[-1].role == "user"
-        and "<tool_result" in rendered[-1].content
-    ):
-        # An instruction right after the data steers small models better than the system prompt.
-        rendered[-1] = Message("user", rendered[-1].content + ANSWER_MODE_TAIL)
+    if rendered and rendered[-1].role == "user" and "<tool_result" in rendered[-1].content:
+        # An instruction right after the data steers small models better than the system
+        # prompt. With the tools still listed the model may call the next one it needs.
+        tail = ANSWER_MODE_TAIL if answer_mode else NEXT_STEP_TAIL
+        rendered[-1] = Message("user", rendered[-1].content + tail)
     return rendered
 
 
@@ -257,10 +266,15 @@ async def run_loop(
             recorder.checkpoint(history, ctx.state)
     counter = settings.counter or TokenCounter(engine)
     reported: list[tuple[str, str]] = []
+    by_name = {t.name: t for t in tools}
+    nudge: list[Message] = []  # shown for one turn only, never stored
+    nudged: set[str] = set()  # each kind of nudge is given once per run
+    errors: list[tuple[str, str]] = []  # (tool, content) of failed calls, this run
     for turn in range(1, settings.max_turns + 1):
         last_turn = turn == settings.max_turns
         answer_mode = answer_mode or (last_turn and bool(tools))
         view, listed, memory, summary = history, tools, None, ""
+        parts: dict[str, int] = {}
         if settings.n_ctx:
             fitted = await fit_request(
                 settings, counter, ctx, history, tools, answer_mode, completed
@@ -272,6 +286,7 @@ async def run_loop(
                 fitted.summary,
             )
             ctx.state[CUT_KEY] = fitted.cut
+            parts = dict(fitted.tokens)
             now = [(e.part, e.detail) for e in fitted.events]
             if now != reported:  # report a change, not the same cut every turn
                 for event in fitted.events:
@@ -280,7 +295,8 @@ async def run_loop(
         system = system_message(
             settings, listed, ctx, answer_mode=answer_mode, memory=memory, summary=summary
         )
-        request = [system, *render_history(view, settings.track, answer_mode=answer_mode)]
+        request = [system, *render_history(view, settings.track, answer_mode=answer_mode), *nudge]
+        nudge = []
         native_tools = listed if settings.track == "native" and listed and not answer_mode else None
         deltas: list[str] = []
         response: ModelResponse | None = None
@@ -317,6 +333,7 @@ async def run_loop(
             power_w=power_w,
             failover=response.failover,
             source=response.source or engine.name,
+            prompt_parts=parts,
         )
         if response.failover:
             yield Notice(
@@ -328,12 +345,56 @@ async def run_loop(
             yield Notice("repaired", f"repaired malformed tool-call JSON ({parsed.format})")
         for warning in parsed.warnings:
             yield Notice("parse_warning", warning)
-        if not parsed.calls:
+        protocol = settings.track == "protocol"
+        reply = take_reply(parsed.calls, listed) if protocol and not answer_mode else None
+        if reply is not None and all(c.name not in by_name for c in parsed.calls):
+            parsed.calls, parsed.text = [], reply
+        wanted = [c for c in parsed.calls if reply is None or c.name.casefold() != REPLY_TOOL]
+        prepared = prepare(wanted, by_name, call_hash)
+        if prepared.changes:
+            yield Notice("coerced", "; ".join(prepared.changes))
+        if prepared.invented:
+            shown = ", ".join(c.name for c in prepared.invented)
+            yield Notice("invented_tool", f"not run: no tool named {shown}")
+            if "invented" not in nudged and not last_turn:
+                # Code decides: a tool that does not exist is never run. Ask once, in the
+                # model's own terms, for the answer or the listed tool it meant.
+                nudged.add("invented")
+                name = prepared.invented[0].name
+                nudge = [
+                    Message("assistant", parsed.text),
+                    Message("user", invented_nudge(name, list(by_name))),
+                ]
+                continue
+        calls = prepared.calls
+        if not calls:
             answer = clean_answer(parsed.text)
+            if prepared.invented and not answer.strip():
+                names = ", ".join(c.name for c in prepared.invented)
+                answer = f"I have no tool for that: {names} is not one of my tools."
+            if protocol and not last_turn and not answer_mode:
+                talked = described_call(answer, list(by_name))
+                if talked is not None and "described" not in nudged:
+                    nudged.add("described")
+                    yield Notice("described_call", f"the model described a call to {talked}")
+                    nudge = [Message("assistant", answer), Message("user", DESCRIBED_NUDGE)]
+                    continue
+            if errors and echoed_error(answer, [c for _, c in errors]):
+                name, content = errors[-1]
+                if "error" not in nudged and not last_turn:
+                    nudged.add("error")
+                    yield Notice("echoed_error", f"the model repeated the error of {name}")
+                    nudge = [
+                        Message("assistant", answer),
+                        Message("user", error_nudge(name, content)),
+                    ]
+                    continue
+                answer = error_in_words(name, content)
             history.append(Message("assistant", answer))
             _finish(recorder, history, ctx, "succeeded", answer)
             yield Final(answer, "answer", usage, _ms(started), turn)
             return
+        parsed.calls = calls
         repeats = [c for c in parsed.calls if call_hash(c) in completed]
         if repeats:
             # The result is already known: small models re-issue a finished call instead of
@@ -392,10 +453,8 @@ async def run_loop(
             if recorder is not None:
                 recorder.checkpoint(history, ctx.state)
             failed = failed or not result.ok
-        if settings.track == "protocol" and not failed:
-            # Shown the tool listing again, small models repeat the call they just made; asked
-            # to answer from the result, they answer (and may still call a tool for a next step).
-            answer_mode = True
+            if not result.ok:
+                errors.append((call.name, result.content))
     raise AssertionError("unreachable: the last turn always returns")  # pragma: no cover
 
 

@@ -68,7 +68,7 @@ class TraceRecorder:
         self.max_cost_usd = max_cost_usd
         self.started = time.perf_counter()
         self.trace = Trace(trace_id, time.time(), query, "running", False, session=session)
-        self._calls: dict[str, tuple[float, Any]] = {}
+        self._calls: dict[str, tuple[float, Any, str | None]] = {}
         self._failover = False
         self._chars = 0  # streamed text, for estimating a usage-less engine's completion
         self._seen: list[tuple[float, float, Event]] = []
@@ -166,15 +166,20 @@ class TraceRecorder:
         elif isinstance(event, ModelCalled):
             self._model_called(event)
         elif isinstance(event, ToolCallStarted):
-            self._calls[event.call.id] = (self._offset(), event.call.arguments)
+            self._calls[event.call.id] = (
+                self._offset(),
+                event.call.arguments,
+                event.call.raw,
+            )
         elif isinstance(event, ToolCallFinished):
             r = event.result
-            _, args = self._calls.pop(r.call_id, (0.0, None))
+            _, args, raw = self._calls.pop(r.call_id, (0.0, None, None))
             self._step(
                 "tool",
                 r.name,
                 {
                     "arguments": args,
+                    "raw": raw,
                     "result": r.content[:500],
                     "error": r.error.code if r.error else None,
                 },
@@ -250,6 +255,8 @@ class TraceRecorder:
         }
         if e.failover:
             detail["failover"] = e.failover
+        if e.prompt_parts:
+            detail["prompt_parts"] = e.prompt_parts
         self._step("model", e.model, detail, duration_ms=round(e.timings.latency_ms, 3), ok=True)
 
     def _conclude(self, final: Final | None) -> Trace:

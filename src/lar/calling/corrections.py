@@ -1,0 +1,155 @@
+"""What the loop does with a model's calls before running them, and the one-time nudges.
+
+``prepare`` turns the parsed calls into the calls to run: names resolved and arguments coerced
+(``coerce``), a list packed into a one-value parameter fanned out, the same call written twice
+run once, and calls to tools that are not listed set apart (they are never run). The nudges
+are short user messages shown once, for one turn, and never stored in the history: small
+models correct themselves when told what went wrong in their own terms.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from lar.calling.coerce import coerce_call, fan_out, fold_name, resolve_name
+from lar.types import ToolCall
+
+if TYPE_CHECKING:
+    from lar.tools.base import Tool
+
+__all__ = [
+    "Prepared",
+    "prepare",
+    "near_name",
+    "invented_nudge",
+    "described_call",
+    "DESCRIBED_NUDGE",
+    "echoed_error",
+    "error_nudge",
+    "error_in_words",
+]
+
+
+@dataclass(slots=True)
+class Prepared:
+    calls: list[ToolCall] = field(default_factory=list)
+    """The calls to run, in order."""
+    invented: list[ToolCall] = field(default_factory=list)
+    """Calls naming no listed tool."""
+    changes: list[str] = field(default_factory=list)
+    """Each coercion, for the ``coerced`` notice."""
+    duplicates: int = 0
+
+
+def prepare(
+    calls: Sequence[ToolCall], tools: Mapping[str, Tool], key: Callable[[ToolCall], str]
+) -> Prepared:
+    """``key(call)`` identifies a call (name and arguments) for de-duplication."""
+    out = Prepared()
+    seen: set[str] = set()
+    for call in calls:
+        fixed, changes = coerce_call(call, tools)
+        tool = tools.get(fixed.name)
+        if tool is None:
+            out.invented.append(call)
+            continue
+        out.changes.extend(f"{fixed.name}: {c}" for c in changes)
+        spread = fan_out(fixed, tool)
+        if spread is not None:
+            out.changes.append(f"{fixed.name}: one call per item of a list ({len(spread)})")
+        for one in spread or [fixed]:
+            k = key(one)
+            if k in seen:
+                out.duplicates += 1
+                continue
+            seen.add(k)
+            out.calls.append(one)
+    return out
+
+
+def near_name(name: str, names: Sequence[str]) -> str | None:
+    """A listed tool whose name is close to ``name`` (a typo or a variant), else None."""
+    exact = resolve_name(name, names)
+    if exact is not None:
+        return exact
+    folded = {fold_name(n): n for n in names}
+    last = fold_name(name.rsplit(".", 1)[-1])
+    hits = difflib.get_close_matches(last, list(folded), n=2, cutoff=0.8)
+    return folded[hits[0]] if len(hits) == 1 else None
+
+
+def invented_nudge(name: str, names: Sequence[str]) -> str:
+    near = near_name(name, names)
+    if near is not None:
+        return (
+            f"There is no tool named {name}. If you meant {near}, call it with a "
+            "<tool_call> block; otherwise answer my request in plain text."
+        )
+    listed = ", ".join(names[:12]) + (", …" if len(names) > 12 else "")
+    return (
+        f"There is no tool named {name}; the only tools are: {listed}. Answer my request in "
+        "plain text yourself, or call one of those tools if one really fits."
+    )
+
+
+DESCRIBED_NUDGE = (
+    "Do not describe the call or tell me how to make it: if a listed tool fits, your whole reply "
+    "is the <tool_call> block; otherwise answer in plain text."
+)
+_DESCRIBE_RE = re.compile(r"\b(use|using|call|calling|invoke|run|running)\b", re.I)
+
+
+def described_call(text: str, names: Sequence[str]) -> str | None:
+    """The listed tool an answer talks about calling instead of calling it ("I would use the
+    `get_forecast` tool…"), else None."""
+    if not text or not _DESCRIBE_RE.search(text):
+        return None
+    for name in names:
+        if re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", text):
+            return name
+    return None
+
+
+def echoed_error(answer: str, errors: Sequence[str]) -> bool:
+    """Whether the answer is (or merely repeats) a tool's error result."""
+    text = answer.strip().strip("`").strip()
+    if text.startswith("json"):
+        text = text[4:].strip()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if isinstance(value, dict) and "error" in value:
+        return True
+    return any(e.strip() and e.strip() in answer for e in errors)
+
+
+def _error_parts(content: str) -> tuple[str, str]:
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return content.strip(), ""
+    if isinstance(value, dict):
+        return str(value.get("error", "")), str(value.get("detail", ""))
+    return content.strip(), ""
+
+
+def error_nudge(name: str, content: str) -> str:
+    error, detail = _error_parts(content)
+    why = f"{error}: {detail}" if detail else error
+    return (
+        f"The call to {name} failed ({why}). Do not repeat the error message: answer my request "
+        "in plain text without that tool, or say briefly what went wrong and what you need."
+    )
+
+
+def error_in_words(name: str, content: str) -> str:
+    """A failed call, said as a sentence: what a user reads when the model only echoed it."""
+    error, detail = _error_parts(content)
+    text = f"I could not answer: the {name} tool failed ({error}"
+    return text + (f": {detail})." if detail else ").")
