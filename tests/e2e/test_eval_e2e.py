@@ -28,3 +28,32 @@ def test_lar_eval_runs_a_suite_on_the_embedded_model(lar_home: Path, tmp_path: P
     protocol = results["protocol"]
     assert protocol["ok"], protocol["why"]
     assert protocol["calls"][0][0] == "get_weather" and protocol["calls"][0][1]["city"] == "Lisbon"
+
+
+def test_the_protocol_listing_of_ten_tools_fits_in_400_tokens(lar_home: Path) -> None:
+    """Issue 6: ten tools listed for the protocol track in ≤ 400 tokens of the model's own
+    tokenizer, every parameter still named, against their JSON Schemas."""
+    import asyncio
+
+    from lar.calling.prompt import protocol_system_prompt, signature, tool_listing
+    from lar.config import load_config
+    from lar.engines.factory import build_engine
+    from lar.tools.builtin import BUILTIN_TOOLS
+
+    tools = list(BUILTIN_TOOLS)[:10]
+    listing = tool_listing(tools)
+    block = protocol_system_prompt("", tools)
+    schemas = json.dumps([t.openai_schema() for t in tools])
+    for t in tools:
+        assert signature(t) in listing
+        assert all(f"{p}" in listing for p in t.parameters.get("properties", {}))
+    engine = build_engine(load_config(), None)
+    try:
+        counts = asyncio.run(engine.count_tokens([listing, block, schemas]))
+    finally:
+        asyncio.run(engine.aclose())
+    assert counts is not None, "the embedded engine counts with the model's tokenizer"
+    n_listing, n_block, n_schemas = counts
+    assert n_listing <= 400, listing
+    assert n_block < 450  # with the reply line, the call format and the rules
+    assert n_schemas > 3 * n_listing

@@ -36,6 +36,8 @@ def case(**expect: Any) -> Case:
 def test_scoring_rules() -> None:
     want = case(calls=[{"name": "get_weather", "arguments": {"city": "Lisbon"}}])
     assert score_case(want, [("get_weather", {"city": " Lisbon "})], "")[0]
+    assert score_case(want, [("get_weather", {"city": "LISBON."})], "")[0]  # case, final stop
+    assert not score_case(want, [("get_weather", {"city": "Lisbonne"})], "")[0]
     # an optional argument at its default is fine; another value is not
     assert score_case(want, [("get_weather", {"city": "Lisbon", "unit": "celsius"})], "")[0]
     ok, why = score_case(want, [("get_weather", {"city": "Lisbon", "unit": "fahrenheit"})], "")
@@ -126,6 +128,63 @@ def test_external_suite_through_the_cli(lar_home: Path, tmp_path: Path) -> None:
     assert [(r["id"], r["ok"]) for r in results] == [("w1", True), ("a1", True), ("p1", False)]
     assert results[0]["calls"] == [["get_weather", {"city": "Lisbon", "unit": "celsius"}]]
     assert results[0]["tokens"] > 0
+
+
+def _mock_reply(body: dict[str, Any]) -> dict[str, Any]:
+    msgs = body["messages"]
+    if msgs[-1]["role"] == "tool":
+        return text_reply("Done: " + msgs[-1]["content"])
+    if "Lisbon" in msgs[-1]["content"]:
+        return tool_call_reply("get_weather", {"city": "Lisbon"})
+    return text_reply("Bonjour.")
+
+
+def _eval(lar_home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lar", "eval", "--suite", str(FIXTURE), "--track", "native", *args],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        env={**os.environ, "LAR_HOME": str(lar_home), "COLUMNS": "200"},
+    )  # fmt: skip
+
+
+def test_resume_runs_only_the_missing_cases(lar_home: Path, tmp_path: Path) -> None:
+    out_json = tmp_path / "results.jsonl"
+    with MockOpenAIServer([_mock_reply], repeat_last=True) as srv:
+        (lar_home / "config.yaml").write_text(
+            "model: mock\nmodels:\n"
+            f"  - {{name: mock, engine: openai, base_url: '{srv.url}', n_ctx: 4096}}\n"
+        )
+        first = _eval(lar_home, "--json", str(out_json))
+        assert first.returncode == 0, first.stderr
+        rows = out_json.read_text().splitlines()
+        assert len(rows) == 3 and len(srv.requests) > 0
+        # A run that stopped after two cases: --resume runs the third one only.
+        out_json.write_text("\n".join(rows[:2]) + "\n")
+        before = len(srv.requests)
+        again = _eval(lar_home, "--json", str(out_json), "--resume")
+        assert again.returncode == 0, again.stderr
+        asked = {m["content"] for r in srv.requests[before:] for m in r["messages"]
+                 if m["role"] == "user"}  # fmt: skip
+        assert asked == {"Weather in Porto and in Faro?"}
+    resumed = [json.loads(x) for x in out_json.read_text().splitlines()]
+    assert [r["id"] for r in resumed] == ["w1", "a1", "p1"]
+    # The table counts all three, the kept ones included.
+    rows_out = {ln.split("│")[1].strip(): ln for ln in again.stdout.splitlines() if "│" in ln}
+    assert "66.7%" in rows_out["all"] and " 3 " in rows_out["all"]
+    # The prompt footprint of the first call of each task, per part.
+    assert "prompt footprint" in again.stdout
+    assert all(r["parts"]["system"] > 0 and r["parts"]["tools"] > 0 for r in resumed)
+
+
+def test_resume_refuses_a_broken_results_file_and_leaves_it(lar_home: Path, tmp_path: Path) -> None:
+    out_json = tmp_path / "results.jsonl"
+    out_json.write_text('{"track": "native", "id": "w1", "ok": true}\n{broken\n')
+    before = out_json.read_text()
+    out = _eval(lar_home, "--json", str(out_json), "--resume")
+    assert out.returncode == 2 and f"{out_json}:1: not a lar eval result" in out.stderr
+    assert out_json.read_text() == before
+    no_file = _eval(lar_home, "--resume")
+    assert no_file.returncode == 2 and "--resume needs --json FILE" in no_file.stderr
 
 
 def test_a_bad_suite_exits_2_before_running(lar_home: Path, tmp_path: Path) -> None:

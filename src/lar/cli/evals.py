@@ -66,8 +66,16 @@ def eval_command(
     limit: Annotated[int | None, typer.Option(min=1, help="At most N cases.")] = None,
     max_turns: Annotated[int, typer.Option(min=1, max=20, help="Turn limit per case.")] = 4,
     json_out: Annotated[
-        Path | None, typer.Option("--json", help="Also write every case's result here.")
+        Path | None,
+        typer.Option("--json", help="Also write every case's result here, one line as each ends."),
     ] = None,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            help="Keep the results already in the --json file and run only the missing cases "
+            "(per track): a long run that stopped goes on where it was."
+        ),
+    ] = False,
     failures: Annotated[bool, typer.Option(help="List the cases that failed, and why.")] = False,
 ) -> None:
     """Run tool-calling suites and print accuracy, abstention, tokens and latency per task,
@@ -79,7 +87,15 @@ def eval_command(
     """
     from lar.config import load_config
     from lar.engines.factory import build_engine
-    from lar.evals.toolcalls import default_suites, load_suites, run_case, summarize
+    from lar.evals.toolcalls import (
+        CaseResult,
+        SuiteError,
+        default_suites,
+        footprint,
+        load_suites,
+        run_case,
+        summarize,
+    )
     from lar.registry import load_plugins
 
     if track not in ("native", "protocol", "both"):
@@ -100,7 +116,24 @@ def eval_command(
         raise typer.Exit(2)
     tracks = ["native", "protocol"] if track == "both" else [track]
     out = Console(highlight=False)
-    dump: list[dict[str, Any]] = []
+    done: dict[tuple[str, str], CaseResult] = {}
+    if resume and json_out is None:
+        print_error(LarError("--resume needs --json FILE: the results to go on from"))
+        raise typer.Exit(2)
+    if resume and json_out is not None and json_out.exists():
+        by_id = {c.id: c for c in cases}
+        try:
+            done = _read_results(json_out, by_id)
+        except SuiteError as exc:
+            print_error(exc)
+            raise typer.Exit(2) from None
+    sink = None
+    if json_out is not None:
+        try:
+            sink = json_out.open("a" if resume else "w", encoding="utf-8")
+        except OSError as exc:
+            print_error(LarError(f"{json_out}: cannot write: {exc}"))
+            raise typer.Exit(2) from None
     try:
         engine = build_engine(config, model)
     except LarError as exc:
@@ -115,11 +148,17 @@ def eval_command(
         with Progress(console=Console(stderr=True), transient=True) as bar:
             task = bar.add_task(f"{engine.name}, {tr} track", total=len(cases))
             for case in cases:
-                results.append(run_case(case, runner))
+                result = done.get((tr, case.id))
+                if result is None:
+                    result = run_case(case, runner)
+                    if sink is not None:
+                        sink.write(json.dumps(result.row(tr), ensure_ascii=False) + "\n")
+                        sink.flush()
+                results.append(result)
                 bar.advance(task)
         table = Table(
             "category", "cases", "accuracy", "abstained right", "tokens/task", "ms/task",
-            "repaired", title=f"{engine.name} — {tr} track",
+            "repaired", "coerced", title=f"{engine.name} — {tr} track",
         )  # fmt: skip
         for s in summarize(results):
             abst = ""
@@ -132,22 +171,51 @@ def eval_command(
                 s.category, str(s.cases), f"{s.accuracy:.1%}", abst, f"{s.tokens:.0f}",
                 f"{s.latency_ms:.0f}",
                 f"{s.repaired}/{s.with_calls}" if s.with_calls else "0",
+                f"{s.coerced}/{s.with_calls}" if s.with_calls else "0",
             )  # fmt: skip
         out.print(table)
+        parts = footprint(results)
+        if parts:
+            shares = Table(
+                *parts, "total", title=f"prompt footprint, first call of a task — {tr} track"
+            )
+            shares.add_row(*(f"{v:.0f}" for v in parts.values()), f"{sum(parts.values()):.0f}")
+            out.print(shares)
         if failures:
             for r in results:
                 if not r.ok:
                     out.print(f"  {r.case.id} ({r.case.category}): {escape(short(r.why, 140))}")
-        for r in results:
-            dump.append(
-                {
-                    "track": tr, "id": r.case.id, "category": r.case.category, "ok": r.ok,
-                    "why": r.why, "calls": r.calls, "answer": r.answer, "tokens": r.tokens,
-                    "latency_ms": round(r.latency_ms, 1), "repaired": r.repaired,
-                }
-            )  # fmt: skip
     for runner in runners:
         runner.agent.close()
-    if json_out is not None:
-        json_out.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in dump) + "\n")
+    if sink is not None:
+        sink.close()
         out.print(f"results: {json_out}")
+
+
+def _read_results(path: Path, cases: dict[str, Any]) -> dict[tuple[str, str], Any]:
+    """(track, case id) → result, from a results file; a bad line stops with file:line."""
+    from lar.evals.toolcalls import CaseResult
+    from lar.evals.toolcalls import SuiteError as error
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: cannot read: {exc}") from None
+    done = {}
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise error(f"{path}:{n}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+        if not isinstance(row, dict) or row.get("track") not in ("native", "protocol"):
+            raise error(f"{path}:{n}: not a lar eval result (no track)")
+        case = cases.get(str(row.get("id")))
+        if case is None:
+            continue  # a case not selected this time: kept in the file, not counted
+        try:
+            done[(row["track"], case.id)] = CaseResult.from_row(case, row)
+        except error as exc:
+            raise error(f"{path}:{n}: {exc}") from None
+    return done

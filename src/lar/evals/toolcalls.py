@@ -51,6 +51,7 @@ __all__ = [
     "run_case",
     "score_case",
     "summarize",
+    "footprint",
     "default_suites",
 ]
 
@@ -209,7 +210,7 @@ def build_tools(case: Case) -> list[Tool]:
 
 def _norm(value: Any) -> Any:
     if isinstance(value, str):
-        return value.strip()
+        return value.strip().rstrip(".!").strip().casefold()
     if isinstance(value, dict):
         return {k: _norm(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -255,6 +256,31 @@ class CaseResult:
     latency_ms: float
     repaired: bool
     error: str | None = None
+    coerced: bool = False
+    parts: dict[str, int] = field(default_factory=dict)
+    """Prompt tokens per part (system, tools, memory, history) of the task's first call."""
+
+    def row(self, track: str) -> dict[str, Any]:
+        """The JSON line ``lar eval --json`` writes (and ``--resume`` reads back)."""
+        return {
+            "track": track, "id": self.case.id, "category": self.case.category, "ok": self.ok,
+            "why": self.why, "calls": self.calls, "answer": self.answer, "tokens": self.tokens,
+            "latency_ms": round(self.latency_ms, 1), "repaired": self.repaired,
+            "coerced": self.coerced, "parts": self.parts, "error": self.error,
+        }  # fmt: skip
+
+    @classmethod
+    def from_row(cls, case: Case, row: dict[str, Any]) -> CaseResult:
+        try:
+            return cls(
+                case, bool(row["ok"]), str(row["why"]),
+                [(str(n), dict(a)) for n, a in row["calls"]], str(row["answer"]),
+                int(row["tokens"]), float(row["latency_ms"]), bool(row["repaired"]),
+                row.get("error"), bool(row.get("coerced", False)),
+                {str(k): int(v) for k, v in (row.get("parts") or {}).items()},
+            )  # fmt: skip
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SuiteError(f"not a lar eval result ({type(exc).__name__}: {exc})") from None
 
 
 def score_case(
@@ -323,11 +349,15 @@ def run_case(case: Case, make_agent: Callable[[list[Tool]], Any]) -> CaseResult:
     tokens = sum(e.usage.total_tokens for e in events if isinstance(e, ModelCalled))
     repaired = any(isinstance(e, Notice) and e.code == "repaired" for e in events)
     repaired = repaired or any(isinstance(e, ModelCalled) and e.repaired for e in events)
+    coerced = any(isinstance(e, Notice) and e.code == "coerced" for e in events)
+    parts = next((dict(e.prompt_parts) for e in events if isinstance(e, ModelCalled)), {})
     if error is not None:
         ok, why = False, f"error: {error}"
     else:
         ok, why = score_case(case, calls, answer)
-    return CaseResult(case, ok, why, calls, answer, tokens, latency, repaired, error)
+    return CaseResult(
+        case, ok, why, calls, answer, tokens, latency, repaired, error, coerced, parts
+    )
 
 
 @dataclass(slots=True)
@@ -339,10 +369,26 @@ class Summary:
     latency_ms: float
     repaired: int
     with_calls: int
+    coerced: int = 0
 
     @property
     def accuracy(self) -> float:
         return self.correct / self.cases if self.cases else 0.0
+
+
+def footprint(results: Sequence[CaseResult]) -> dict[str, float]:
+    """Mean prompt tokens per part over the tasks' first calls (tasks that report parts)."""
+    measured = [r.parts for r in results if r.parts]
+    if not measured:
+        return {}
+    keys = sorted(
+        {k for p in measured for k in p},
+        key=lambda k: (k not in _PART_ORDER, _PART_ORDER.index(k) if k in _PART_ORDER else 0, k),
+    )
+    return {k: sum(p.get(k, 0) for p in measured) / len(measured) for k in keys}
+
+
+_PART_ORDER = ["system", "tools", "memory", "history"]
 
 
 def summarize(results: Sequence[CaseResult]) -> list[Summary]:
@@ -362,6 +408,7 @@ def summarize(results: Sequence[CaseResult]) -> list[Summary]:
                 sum(r.latency_ms for r in rs) / len(rs),
                 sum(r.repaired for r in rs),
                 sum(1 for r in rs if r.calls),
+                sum(r.coerced for r in rs),
             )
         )
     return out
