@@ -87,6 +87,12 @@ STOCK = fn("get_stock_price", "Latest price of a stock, in US dollars.", {"symbo
            ["symbol"])
 CAPITAL = fn("get_capital", "The capital city of a country.", {"country": S}, ["country"])
 POPULATION = fn("get_population", "Population of a city.", {"city": S}, ["city"])
+CONTACT = fn("find_contact", "Look up a person in my contacts: phone number and email.",
+             {"name": S}, ["name"])
+OFFICE = fn("get_office", "The city a colleague of mine works in.", {"name": S}, ["name"])
+TRIP = fn("get_next_trip", "My next trip in my calendar: destination city and dates.", {}, [])
+ORDER = fn("get_order", "One of my orders by number: item, price in US dollars, delivery city.",
+           {"order_id": S}, ["order_id"])
 FILES = fn("search_files", "Find files on this computer whose name matches a pattern.",
            {"pattern": S}, ["pattern"])
 NOTES = fn("search_notes", "Search my notes for a phrase.", {"query": S}, ["query"])
@@ -98,8 +104,8 @@ THERMO = fn("set_thermostat", "Set the heating target temperature in celsius.",
             {"celsius": N}, ["celsius"])
 
 
-def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"name": name, "arguments": arguments}
+def call(tool_name: str, /, **arguments: Any) -> dict[str, Any]:
+    return {"name": tool_name, "arguments": arguments}
 
 
 # --- single: one call with typed arguments ----------------------------------------------------
@@ -346,22 +352,27 @@ ABSTAIN: list[tuple[str, list[dict[str, Any]], list[str]]] = [
 # --- two_step: a call whose result the next call or the answer needs ---------------------------
 Step2 = tuple[str, list[dict[str, Any]], list[dict[str, Any]], dict[str, Any], list[str]]
 TWO_STEP: list[Step2] = [
-    ("What is the population of the capital of Portugal?", [CAPITAL, POPULATION],
-     [call("get_capital", country="Portugal"), call("get_population", city="Lisbon")],
-     {"get_capital": "Lisbon", "get_population": "545,000"}, ["545"]),
-    ("What's the weather in the capital of Norway?", [CAPITAL, WEATHER],
-     [call("get_capital", country="Norway"), call("get_weather", city="Oslo")],
-     {"get_capital": "Oslo", "get_weather": "-3 degrees, snow"}, ["-3", "snow"]),
+    # The first step needs data only a tool has (my contacts, colleagues, calendar, orders,
+    # notes) or a live figure: a model that skips it cannot get the second call right by
+    # knowing the answer (an earlier version asked for "the capital of X", which small models
+    # answer, or get wrong, without the tool).
+    ("What is the population of the city my colleague Marta works in?", [OFFICE, POPULATION],
+     [call("get_office", name="Marta"), call("get_population", city="Porto")],
+     {"get_office": "Porto", "get_population": "232,000"}, ["232"]),
+    ("What's the weather where my next trip goes?", [TRIP, WEATHER],
+     [call("get_next_trip"), call("get_weather", city="Oslo")],
+     {"get_next_trip": "Oslo, 3-7 March", "get_weather": "-3 degrees, snow"}, ["-3", "snow"]),
     ("How much is one AAPL share in euros?", [STOCK, CURRENCY],
      [call("get_stock_price", symbol="AAPL"),
       call("convert_currency", amount=190.5, from_currency="USD", to_currency="EUR")],
      {"get_stock_price": 190.5, "convert_currency": 175.26}, ["175"]),
-    ("Air quality in the capital of India?", [CAPITAL, AIR],
-     [call("get_capital", country="India"), call("get_air_quality", city="New Delhi")],
-     {"get_capital": "New Delhi", "get_air_quality": "AQI 182 (unhealthy)"}, ["182"]),
-    ("Population of Kenya's capital?", [CAPITAL, POPULATION],
-     [call("get_capital", country="Kenya"), call("get_population", city="Nairobi")],
-     {"get_capital": "Nairobi", "get_population": "4.4 million"}, ["4.4"]),
+    ("What is the air quality in the city my order 8812 was delivered to?", [ORDER, AIR],
+     [call("get_order", order_id="8812"), call("get_air_quality", city="New Delhi")],
+     {"get_order": "Desk lamp, 45.00 USD, delivered to New Delhi",
+      "get_air_quality": "AQI 182 (unhealthy)"}, ["182"]),
+    ("What is the population of the city where my colleague Kenji works?", [OFFICE, POPULATION],
+     [call("get_office", name="Kenji"), call("get_population", city="Nairobi")],
+     {"get_office": "Nairobi", "get_population": "4.4 million"}, ["4.4"]),
     ("What is the current temperature in Phoenix, in kelvin?", [WEATHER, TEMP],
      [call("get_weather", city="Phoenix"),
       call("convert_temperature", value=40, from_unit="celsius", to_unit="kelvin")],
@@ -370,34 +381,38 @@ TWO_STEP: list[Step2] = [
      [call("get_stock_price", symbol="NVDA"),
       call("convert_currency", amount=142.0, from_currency="USD", to_currency="GBP")],
      {"get_stock_price": 142.0, "convert_currency": 111.4}, ["111"]),
-    ("Forecast for the next 3 days in the capital of Egypt?", [CAPITAL, FORECAST],
-     [call("get_capital", country="Egypt"), call("get_forecast", city="Cairo", days=3)],
-     {"get_capital": "Cairo", "get_forecast": "sunny, 31/32/30 degrees"}, ["31"]),
-    ("Weather in the capital of Argentina in fahrenheit?", [CAPITAL, WEATHER],
-     [call("get_capital", country="Argentina"),
+    ("Forecast for the next 3 days where my next trip goes?", [TRIP, FORECAST],
+     [call("get_next_trip"), call("get_forecast", city="Cairo", days=3)],
+     {"get_next_trip": "Cairo, 12-15 May", "get_forecast": "sunny, 31/32/30 degrees"}, ["31"]),
+    ("Weather in fahrenheit in the city where my colleague Lucía works?", [OFFICE, WEATHER],
+     [call("get_office", name="Lucía"),
       call("get_weather", city="Buenos Aires", unit="fahrenheit")],
-     {"get_capital": "Buenos Aires", "get_weather": "77 F, clear"}, ["77"]),
-    ("How many people live in the capital of Japan?", [CAPITAL, POPULATION],
-     [call("get_capital", country="Japan"), call("get_population", city="Tokyo")],
-     {"get_capital": "Tokyo", "get_population": "14 million"}, ["14"]),
+     {"get_office": "Buenos Aires", "get_weather": "77 F, clear"}, ["77"]),
+    ("How many people live in the city my order 5521 ships to?", [ORDER, POPULATION],
+     [call("get_order", order_id="5521"), call("get_population", city="Tokyo")],
+     {"get_order": "Headphones, 89.90 USD, shipping to Tokyo",
+      "get_population": "14 million"}, ["14"]),
     ("What is 2 GOOG shares worth in euros? Get the price first.", [STOCK, CURRENCY],
      [call("get_stock_price", symbol="GOOG"),
       call("convert_currency", amount=330.0, from_currency="USD", to_currency="EUR")],
      {"get_stock_price": 165.0, "convert_currency": 303.6}, ["303"]),
-    ("Is the air OK in the capital of China?", [CAPITAL, AIR],
-     [call("get_capital", country="China"), call("get_air_quality", city="Beijing")],
-     {"get_capital": "Beijing", "get_air_quality": "AQI 64 (moderate)"}, ["64", "moderate"]),
-    ("What's the weather in Brazil's capital?", [CAPITAL, WEATHER],
-     [call("get_capital", country="Brazil"), call("get_weather", city="Brasília")],
-     {"get_capital": "Brasília", "get_weather": "27 degrees, thunderstorms"}, ["27"]),
+    ("How much did my order 3310 cost in euros?", [ORDER, CURRENCY],
+     [call("get_order", order_id="3310"),
+      call("convert_currency", amount=120.0, from_currency="USD", to_currency="EUR")],
+     {"get_order": "Keyboard, 120.00 USD, delivered to Lyon", "convert_currency": 110.4},
+     ["110"]),
+    ("What's the weather where my colleague Ana works?", [OFFICE, WEATHER],
+     [call("get_office", name="Ana"), call("get_weather", city="Brasília")],
+     {"get_office": "Brasília", "get_weather": "27 degrees, thunderstorms"}, ["27"]),
     ("Find my notes about the boiler, then text the plumber's number from them 'please call'.",
      [NOTES, SMS],
      [call("search_notes", query="boiler"),
       call("send_sms", phone="+351965550100", text="please call")],
      {"search_notes": "Boiler: plumber João, +351965550100", "send_sms": "sent"}, []),
-    ("Population of the capital of Australia?", [CAPITAL, POPULATION],
-     [call("get_capital", country="Australia"), call("get_population", city="Canberra")],
-     {"get_capital": "Canberra", "get_population": "467,000"}, ["467"]),
+    ("Text Pedro 'running late'; his number is in my contacts.", [CONTACT, SMS],
+     [call("find_contact", name="Pedro"), call("send_sms", phone="+351912345678",
+                                                text="running late")],
+     {"find_contact": "Pedro Alves, +351912345678, pedro@example.com", "send_sms": "sent"}, []),
     ("Convert today's temperature in Chicago to celsius.", [WEATHER, TEMP],
      [call("get_weather", city="Chicago"),
       call("convert_temperature", value=50, from_unit="fahrenheit", to_unit="celsius")],
@@ -406,15 +421,21 @@ TWO_STEP: list[Step2] = [
      [call("get_stock_price", symbol="MSFT"),
       call("convert_currency", amount=420.0, from_currency="USD", to_currency="CHF")],
      {"get_stock_price": 420.0, "convert_currency": 371.7}, ["371"]),
-    ("Weather in the capital of Spain?", [CAPITAL, WEATHER],
-     [call("get_capital", country="Spain"), call("get_weather", city="Madrid")],
-     {"get_capital": "Madrid", "get_weather": "12 degrees, cloudy"}, ["12"]),
-    ("Population of the capital of Nigeria?", [CAPITAL, POPULATION],
-     [call("get_capital", country="Nigeria"), call("get_population", city="Abuja")],
-     {"get_capital": "Abuja", "get_population": "3.8 million"}, ["3.8"]),
-    ("Air quality in the capital of Poland?", [CAPITAL, AIR],
-     [call("get_capital", country="Poland"), call("get_air_quality", city="Warsaw")],
-     {"get_capital": "Warsaw", "get_air_quality": "AQI 41 (good)"}, ["41", "good"]),
+    ("Email Dr. Silva from my contacts, subject 'Appointment', saying 'can we move to Friday?'",
+     [CONTACT, EMAIL],
+     [call("find_contact", name="Dr. Silva"),
+      call("send_email", to="helena.silva@example.com", subject="Appointment",
+           body="can we move to Friday?")],
+     {"find_contact": "Dr. Helena Silva, +351213000000, helena.silva@example.com",
+      "send_email": "sent"}, []),
+    ("Air quality where my next trip goes?", [TRIP, AIR],
+     [call("get_next_trip"), call("get_air_quality", city="Warsaw")],
+     {"get_next_trip": "Warsaw, 9-11 June", "get_air_quality": "AQI 41 (good)"},
+     ["41", "good"]),
+    ("Population of the city my order 7004 was delivered to?", [ORDER, POPULATION],
+     [call("get_order", order_id="7004"), call("get_population", city="Abuja")],
+     {"get_order": "Running shoes, 75.00 USD, delivered to Abuja",
+      "get_population": "3.8 million"}, ["3.8"]),
 ]
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from lar import Agent, tool
+from lar.calling.corrections import DESCRIBED_NUDGE
 from lar.engines.scripted import ScriptedEngine
 from lar.errors import EngineError
 from lar.types import (
@@ -208,6 +209,12 @@ def test_allowlist_from_the_agent() -> None:
 # --- protocol-track corrections (T2, T3): reply, invented tools, described calls, echoes ------
 
 
+def test_reply_with_a_bare_string_is_the_answer_too() -> None:
+    text = '{"name": "reply", "arguments": "Please call the plumber."}'
+    a, _ = agent([text])
+    assert a.run("What now?").text == "Please call the plumber."
+
+
 def test_reply_pseudo_tool_is_the_answer_and_runs_nothing() -> None:
     a, engine = agent([call("reply", text="Au is the symbol for gold.")])
     result = a.run("Chemical symbol for gold?")
@@ -235,7 +242,8 @@ def test_an_invented_tool_is_never_run_and_the_model_is_asked_once() -> None:
     notices = [e.code for e in result.events if isinstance(e, Notice)]
     assert "invented_tool" in notices
     nudge = last_user(engine, 1)
-    assert nudge.startswith("There is no tool named get_capital; the only tools are: add, lookup")
+    assert nudge.startswith("Capital of France?\n\n")  # after the user's own words
+    assert "There is no tool named get_capital; the only tools are: add, lookup" in nudge
     # the nudge is shown for that turn only, never stored
     assert [m.role for m in history] == ["user", "assistant"]
     assert all("There is no tool" not in m.content for m in history)
@@ -260,7 +268,7 @@ def test_a_described_call_gets_one_nudge() -> None:
     a, engine = agent([text, call("lookup", key="x"), "It is value of x."])
     result = a.run("What is x?")
     assert [c.name for c in result.tool_calls] == ["lookup"]
-    assert last_user(engine, 1).startswith("Do not describe the call")
+    assert last_user(engine, 1) == "What is x?\n\n" + DESCRIBED_NUDGE
     assert any(isinstance(e, Notice) and e.code == "described_call" for e in result.events)
 
 
@@ -271,7 +279,7 @@ def test_an_echoed_tool_error_is_asked_about_then_said_in_words() -> None:
     result = a.run("x+2?")
     assert result.text.startswith("I could not answer: the add tool failed (invalid arguments: ")
     assert "{" not in result.text  # never the raw JSON
-    assert last_user(engine, 2).startswith("The call to add failed (invalid arguments")
+    assert "The call to add failed (invalid arguments" in last_user(engine, 2)
     a2, _ = agent([bad, echo, "I can't add x: it is not a number."])
     assert a2.run("x+2?").text == "I can't add x: it is not a number."
 

@@ -35,6 +35,7 @@ from lar.calling.prompt import (
     REPLY_TOOL,
     call_text,
     fold_tool_results,
+    has_reply,
     protocol_system_prompt,
     take_reply,
 )
@@ -146,6 +147,19 @@ def render_history(history: list[Message], track: Track, *, answer_mode: bool) -
     return rendered
 
 
+def _with_nudge(request: list[Message], nudge: str) -> list[Message]:
+    """The request with a one-turn correction after the user's last words.
+
+    Appended to the last user message rather than sent after the model's faulty reply: shown
+    their own reply, small models repeat it word for word (measured: a described call came
+    back unchanged).
+    """
+    last = request[-1]
+    if last.role == "user":
+        return [*request[:-1], Message("user", f"{last.content}\n\n{nudge}")]
+    return [*request, Message("user", nudge)]
+
+
 def _blocked(call: ToolCall, reason: str) -> ToolResult:
     err = ToolError(error="loop detected", detail=reason, code="loop_blocked")
     return ToolResult(call.id, call.name, reason, ok=False, error=err)
@@ -249,6 +263,8 @@ async def run_loop(
     yield RunStarted(run_id=run_id, model=engine.name, track=settings.track)
     tools = executor.visible()
     known = tool_names(tools)
+    if settings.track == "protocol" and has_reply(tools):
+        known[REPLY_TOOL] = ["text"]  # parsed like a tool: its text is the answer
     guard = LoopGuard()
     usage = Usage()
     completed: dict[str, ToolResult] = {}  # call hash → result, this run
@@ -267,7 +283,7 @@ async def run_loop(
     counter = settings.counter or TokenCounter(engine)
     reported: list[tuple[str, str]] = []
     by_name = {t.name: t for t in tools}
-    nudge: list[Message] = []  # shown for one turn only, never stored
+    nudge = ""  # added to the request for one turn only, never stored
     nudged: set[str] = set()  # each kind of nudge is given once per run
     errors: list[tuple[str, str]] = []  # (tool, content) of failed calls, this run
     for turn in range(1, settings.max_turns + 1):
@@ -295,8 +311,10 @@ async def run_loop(
         system = system_message(
             settings, listed, ctx, answer_mode=answer_mode, memory=memory, summary=summary
         )
-        request = [system, *render_history(view, settings.track, answer_mode=answer_mode), *nudge]
-        nudge = []
+        request = [system, *render_history(view, settings.track, answer_mode=answer_mode)]
+        if nudge:
+            request = _with_nudge(request, nudge)
+            nudge = ""
         native_tools = listed if settings.track == "native" and listed and not answer_mode else None
         deltas: list[str] = []
         response: ModelResponse | None = None
@@ -361,10 +379,7 @@ async def run_loop(
                 # model's own terms, for the answer or the listed tool it meant.
                 nudged.add("invented")
                 name = prepared.invented[0].name
-                nudge = [
-                    Message("assistant", parsed.text),
-                    Message("user", invented_nudge(name, list(by_name))),
-                ]
+                nudge = invented_nudge(name, list(by_name))
                 continue
         calls = prepared.calls
         if not calls:
@@ -377,17 +392,14 @@ async def run_loop(
                 if talked is not None and "described" not in nudged:
                     nudged.add("described")
                     yield Notice("described_call", f"the model described a call to {talked}")
-                    nudge = [Message("assistant", answer), Message("user", DESCRIBED_NUDGE)]
+                    nudge = DESCRIBED_NUDGE
                     continue
             if errors and echoed_error(answer, [c for _, c in errors]):
                 name, content = errors[-1]
                 if "error" not in nudged and not last_turn:
                     nudged.add("error")
                     yield Notice("echoed_error", f"the model repeated the error of {name}")
-                    nudge = [
-                        Message("assistant", answer),
-                        Message("user", error_nudge(name, content)),
-                    ]
+                    nudge = error_nudge(name, content)
                     continue
                 answer = error_in_words(name, content)
             history.append(Message("assistant", answer))

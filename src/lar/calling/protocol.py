@@ -454,7 +454,11 @@ def clean_answer(text: str) -> str:
     Small models sometimes answer by echoing the ``<tool_result>`` block they were shown; the
     user should see the data, not the markup.
     """
+    from lar.calling.prompt import ANSWER_MODE_TAIL, NEXT_STEP_TAIL
+
+    for tail in (NEXT_STEP_TAIL.strip(), ANSWER_MODE_TAIL.strip()):
+        text = text.replace(tail, "")  # our own instruction, copied back
     if "tool_re" not in text:
-        return text
+        return text.strip()
     cleaned = _ECHO_HEADER_RE.sub("", _ECHO_TAG_RE.sub("", text))
     return re.sub(r"\n{3,}", "\n\n", cleaned).strip()
