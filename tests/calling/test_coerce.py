@@ -73,6 +73,7 @@ SCHEMA: dict[str, Any] = {
         ({"n": 1, "note": None}, {"n": 1}),
         ({"n": 1, "days": None}, {"n": 1}),
         ({"n": 1, "days": ""}, {"n": 1}),
+        ({"n": 1, "tags": []}, {"n": 1}),
     ],
 )
 def test_unambiguous_fixes(given: dict[str, Any], wanted: dict[str, Any]) -> None:
@@ -93,6 +94,7 @@ def test_unambiguous_fixes(given: dict[str, Any], wanted: dict[str, Any]) -> Non
         {"n": 1, "note": ""},  # an empty string is a string
         {"n": 1, "zip": "01000"},
         {"n": 1, "extra": "x"},  # unknown keys are for validation to report
+        {"n": 1, "where": {"lat": 1, "lon": 2}},
     ],
 )
 def test_what_is_left_alone(given: dict[str, Any]) -> None:

@@ -14,7 +14,8 @@ cannot change what the call means:
   is wanted is decoded;
 - an argument key in the wrong case is renamed to the one parameter it matches;
 - ``null`` (or ``""`` for a non-string parameter) given for an optional parameter is dropped,
-  so the tool's default applies;
+  so the tool's default applies; so is an empty list or object for an optional parameter
+  without a default (nothing given);
 - a tool name is resolved only when exactly one listed tool matches it (``functions.x``,
   ``math.factorial`` → ``factorial``, ``Get-Weather`` → ``get_weather``).
 
@@ -259,7 +260,9 @@ def _coerce_object(
         if name in props and name not in required:
             p_schema = _resolve(props[name], defs)
             empty_text = v == "" and "string" not in _types(p_schema) and "enum" not in p_schema
-            if (v is None and not _fits(None, p_schema, defs)) or empty_text:
+            no_default = "default" not in p_schema
+            empty = v in ([], {}) and no_default  # nothing given, said as an empty list
+            if (v is None and not _fits(None, p_schema, defs)) or empty_text or empty:
                 changes.append(f"{where}: {json.dumps(v)} dropped (optional)")
                 continue
         out[name] = _coerce(v, props[name], defs, where, changes) if name in props else v
