@@ -305,3 +305,11 @@ def test_model_calls_report_the_prompt_parts_when_fitted() -> None:
     result = a.run("Capital of France?")
     parts = next(e for e in result.events if isinstance(e, ModelCalled)).prompt_parts
     assert parts["tools"] > 0 and parts["system"] > 0 and parts["history"] > 0
+
+
+def test_reply_is_taken_in_answer_mode_too() -> None:
+    # After a repeated call the listing is withheld; a model that still "calls" reply answers.
+    steps = [call("add", a=1, b=2), call("add", a=1, b=2), call("reply", text="It is 3.")]
+    a, _ = agent(steps)
+    result = a.run("1+2?")
+    assert result.text == "It is 3." and calls == [(1, 2)]

@@ -364,7 +364,7 @@ async def run_loop(
         for warning in parsed.warnings:
             yield Notice("parse_warning", warning)
         protocol = settings.track == "protocol"
-        reply = take_reply(parsed.calls, listed) if protocol and not answer_mode else None
+        reply = take_reply(parsed.calls, tools) if protocol else None
         if reply is not None and all(c.name not in by_name for c in parsed.calls):
             parsed.calls, parsed.text = [], reply
         wanted = [c for c in parsed.calls if reply is None or c.name.casefold() != REPLY_TOOL]
