@@ -15,19 +15,26 @@ def test_lar_eval_runs_a_suite_on_the_embedded_model(lar_home: Path, tmp_path: P
     out_json = tmp_path / "results.jsonl"
     out = subprocess.run(
         [sys.executable, "-m", "lar", "eval", "--suite", str(FIXTURE), "--category", "single",
-         "--track", "both", "--json", str(out_json)],
+         "--category", "abstain", "--track", "both", "--json", str(out_json)],
         capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
         env={**os.environ, "LAR_HOME": str(lar_home), "COLUMNS": "200"},
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "default — native track" in out.stdout and "default — protocol track" in out.stdout
-    results = {r["track"]: r for r in map(json.loads, out_json.read_text().splitlines())}
-    assert set(results) == {"native", "protocol"}
-    assert all(r["tokens"] > 0 and r["latency_ms"] > 0 for r in results.values())
-    # The protocol track gets the weather call right (greedy decoding: deterministic).
-    protocol = results["protocol"]
+    rows = [json.loads(line) for line in out_json.read_text().splitlines()]
+    results = {(r["track"], r["id"]): r for r in rows}
+    assert set(results) == {(t, i) for t in ("native", "protocol") for i in ("w1", "a1")}
+    assert all(r["tokens"] > 0 and r["latency_ms"] > 0 for r in rows)
+    # The protocol track gets the weather call right (greedy decoding: deterministic) …
+    protocol = results[("protocol", "w1")]
     assert protocol["ok"], protocol["why"]
     assert protocol["calls"][0][0] == "get_weather" and protocol["calls"][0][1]["city"] == "Lisbon"
+    # … and translates without calling the weather tool (the `reply` line, rule 4).
+    abstain = results[("protocol", "a1")]
+    assert abstain["calls"] == [] and abstain["ok"], abstain
+    # The prompt footprint: system prompt and listing, counted by the model's tokenizer.
+    assert "prompt footprint" in out.stdout
+    assert protocol["parts"]["tools"] > 0 and protocol["parts"]["system"] > 0
 
 
 def test_the_protocol_listing_of_ten_tools_fits_in_400_tokens(lar_home: Path) -> None:
