@@ -256,8 +256,15 @@ def test_an_invented_tool_near_a_listed_one_names_it() -> None:
     assert "If you meant lookup, call it" in last_user(engine, 1)
 
 
-def test_inventing_again_after_the_nudge_ends_without_running_it() -> None:
-    a, _ = agent([call("get_capital", country="France")] * 2)
+def test_inventing_again_after_the_nudge_asks_for_the_answer_without_tools() -> None:
+    a, engine = agent([call("get_capital", country="France")] * 2 + ["Paris."])
+    result = a.run("Capital of France?")
+    assert result.tool_calls == [] and result.text == "Paris."
+    assert "# Tools" not in engine.calls[2][0].content  # answer mode: tools withheld
+
+
+def test_inventing_to_the_end_says_so_and_runs_nothing() -> None:
+    a, _ = agent([call("get_capital", country="France")] * 4, max_turns=3)
     result = a.run("Capital of France?")
     assert result.tool_calls == [] and result.stop_reason == "answer"
     assert result.text == "I have no tool for that: get_capital is not one of my tools."

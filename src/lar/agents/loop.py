@@ -381,6 +381,10 @@ async def run_loop(
                 name = prepared.invented[0].name
                 nudge = invented_nudge(name, list(by_name))
                 continue
+            if not prepared.calls and not answer_mode and not last_turn:
+                # Asked once already: withhold the tools and ask for the answer itself.
+                answer_mode = True
+                continue
         calls = prepared.calls
         if not calls:
             answer = clean_answer(parsed.text)
