@@ -104,7 +104,7 @@ def test_model_that_never_stops_calling_tools_hits_max_turns() -> None:
     counter = iter(range(1000))
     a, engine = agent([lambda msgs: call("lookup", key=f"k{next(counter)}")], max_turns=4)
     engine.repeat_last = True
-    result = a.run("look up k0, k1, k2 and k3 forever")
+    result = a.run("loop forever")
     assert result.stop_reason == "max_turns" and result.turns == 4
     assert result.text.startswith("I stopped after 4 turns (max_turns)")
     assert len(result.tool_calls) == 3  # the 4th turn's call is refused, not run
@@ -144,7 +144,7 @@ def test_repeating_even_in_answer_mode_ends_with_the_known_result() -> None:
 def test_ping_pong_never_reruns_a_call() -> None:
     steps = [call("lookup", key="a"), call("lookup", key="b")] * 2 + ["done"]
     a, _ = agent(steps, max_turns=8)
-    result = a.run("ping pong between a and b")
+    result = a.run("ping pong")
     assert [c.arguments for c in result.tool_calls] == [{"key": "a"}, {"key": "b"}]
     assert result.stop_reason == "loop"
     assert result.text == 'lookup(key="b") returned: value of b'
@@ -153,7 +153,7 @@ def test_ping_pong_never_reruns_a_call() -> None:
 def test_failed_call_skips_the_rest_of_the_turn() -> None:
     both = call("add", a="x", b=1) + "\n" + call("add", a=1, b=1)
     a, _ = agent([both, "ok"])
-    result = a.run("two calls: x+1 and 1+1")
+    result = a.run("two calls")
     finished = [e.result for e in result.events if isinstance(e, ToolCallFinished)]
     assert [r.error.code if r.error else "ok" for r in finished] == ["invalid_arguments", "skipped"]
     assert calls == []
@@ -320,24 +320,3 @@ def test_reply_is_taken_in_answer_mode_too() -> None:
     a, _ = agent(steps)
     result = a.run("1+2?")
     assert result.text == "It is 3." and calls == [(1, 2)]
-
-
-def test_a_call_with_no_value_from_the_request_is_questioned_once() -> None:
-    a, engine = agent([call("lookup", key="London"), "7 times 8 is 56."])
-    result = a.run("What is 7 times 8?")
-    assert result.text == "7 times 8 is 56." and result.tool_calls == []
-    assert 'Nothing in my request gives lookup its arguments (key="London")' in last_user(engine, 1)
-    assert any(isinstance(e, Notice) and e.code == "ungrounded_call" for e in result.events)
-    # Insisting once more is enough: the check is a question, not a ban.
-    a2, _ = agent([call("lookup", key="London")] * 2 + ["It is value of London."])
-    assert [c.arguments for c in a2.run("What is 7 times 8?").tool_calls] == [{"key": "London"}]
-
-
-def test_values_from_the_request_or_an_earlier_result_are_grounded() -> None:
-    a, engine = agent([call("add", a=1234, b=5678), "6912"])
-    assert a.run("What is 1234 + 5678?").text == "6912"
-    assert calls == [(1234, 5678)] and len(engine.calls) == 2
-    # the second call's value comes from the first call's result
-    b, _ = agent([call("lookup", key="x"), call("lookup", key="value of x"), "done"])
-    result = b.run("look x up, then look its value up")
-    assert [c.arguments["key"] for c in result.tool_calls] == ["x", "value of x"]

@@ -206,31 +206,3 @@ def test_the_loop_runs_the_coerced_call_and_the_trace_keeps_what_the_model_wrote
     assert step.name == "factorial" and step.detail["arguments"] == {"n": 5}
     assert "math.factorial" in step.detail["raw"] and '"5"' in step.detail["raw"]
     store.close()
-
-
-@pytest.mark.parametrize(
-    ("arguments", "text", "loose"),
-    [
-        ({"city": "London", "days": 3}, "What is 7 times 8?", ['city="London"', "days=3"]),
-        ({"city": "Lisbon"}, "Weather in Lisbon?", []),
-        ({"city": "Lisboa"}, "Weather in Lisbon?", []),  # a shared stem
-        ({"city": "Paris", "days": 3}, "Forecast for the next 3 days in the capital", []),
-        ({"unit": "celsius"}, "Is it cold?", []),  # an enum says nothing either way
-        ({"days": 1}, "Is it cold?", []),  # the default says nothing either way
-        ({"tags": ["red", "blue"]}, "Tag it blue", []),
-    ],
-)
-def test_ungrounded_calls(arguments: dict[str, Any], text: str, loose: list[str]) -> None:
-    from lar.calling.corrections import ungrounded
-
-    schema = {
-        "type": "object",
-        "properties": {
-            "city": {"type": "string"},
-            "days": {"type": "integer", "default": 1},
-            "unit": {"enum": ["celsius", "fahrenheit"]},
-            "tags": {"type": "array", "items": {"type": "string"}},
-        },
-    }
-    tool = SchemaTool("get_forecast", "F.", schema, lambda **kw: kw)
-    assert ungrounded(ToolCall("c", "get_forecast", arguments), tool, text) == loose

@@ -26,8 +26,6 @@ from lar.calling.corrections import (
     error_nudge,
     invented_nudge,
     prepare,
-    ungrounded,
-    ungrounded_nudge,
 )
 from lar.calling.native import extract_calls
 from lar.calling.prompt import (
@@ -147,13 +145,6 @@ def render_history(history: list[Message], track: Track, *, answer_mode: bool) -
         tail = ANSWER_MODE_TAIL if answer_mode else NEXT_STEP_TAIL
         rendered[-1] = Message("user", rendered[-1].content + tail)
     return rendered
-
-
-def _said(history: list[Message], ctx: ToolContext) -> str:
-    """What the user said, the tools returned and memory holds: where arguments come from."""
-    parts = [m.content for m in history if m.role in ("user", "tool")]
-    parts.append(render_memory(MemoryParts.from_state(ctx.state.get(MEMORY_KEY))))
-    return "\n".join(parts)
 
 
 def _with_nudge(request: list[Message], nudge: str) -> list[Message]:
@@ -395,22 +386,6 @@ async def run_loop(
                 answer_mode = True
                 continue
         calls = prepared.calls
-        if protocol and calls and "ungrounded" not in nudged and not last_turn:
-            said = _said(history, ctx)
-            loose = next(
-                ((c, u) for c in calls if (u := ungrounded(c, by_name[c.name], said))), None
-            )
-            if loose is not None:
-                # Code checks what a small model does not: a call whose every value comes
-                # from nowhere is usually a listed tool forced onto a request it does not fit.
-                nudged.add("ungrounded")
-                yield Notice(
-                    "ungrounded_call",
-                    f"not run yet: nothing in the request gives {loose[0].name} "
-                    + ", ".join(loose[1]),
-                )
-                nudge = ungrounded_nudge(loose[0].name, loose[1])
-                continue
         if not calls:
             answer = clean_answer(parsed.text)
             if prepared.invented and not answer.strip():

@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lar.calling.coerce import coerce_call, fan_out, fold_name, resolve_name
 from lar.types import ToolCall
@@ -32,8 +32,6 @@ __all__ = [
     "echoed_error",
     "error_nudge",
     "error_in_words",
-    "ungrounded",
-    "ungrounded_nudge",
 ]
 
 
@@ -155,67 +153,3 @@ def error_in_words(name: str, content: str) -> str:
     error, detail = _error_parts(content)
     text = f"I could not answer: the {name} tool failed ({error}"
     return text + (f": {detail})." if detail else ").")
-
-
-_WORD_RE = re.compile(r"[^\W_]+")
-_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)?")
-
-
-def _words(text: str) -> set[str]:
-    return {w.casefold() for w in _WORD_RE.findall(text)}
-
-
-def _numbers(text: str) -> set[float]:
-    return {float(n.replace(",", ".")) for n in _NUMBER_RE.findall(text)}
-
-
-def _grounded(value: Any, words: set[str], numbers: set[float]) -> bool | None:
-    """Whether a value comes from the text; None where it cannot be told (booleans, null)."""
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value) in numbers
-    if isinstance(value, str):
-        mine = _words(value)
-        if not mine:
-            return None
-        # A shared word, or a shared stem of 4+ letters ("recipes"/"recipe", "Lisboa"/"Lisbon").
-        return any(
-            w in words or (len(w) >= 4 and any(t[:4] == w[:4] for t in words if len(t) >= 4))
-            for w in mine
-        )
-    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
-    seen = [g for g in (_grounded(v, words, numbers) for v in items) if g is not None]
-    return any(seen) if seen else None
-
-
-def ungrounded(call: ToolCall, tool: Tool, text: str) -> list[str]:
-    """The arguments of a call when *none* of them comes from ``text`` (the request and the
-    results so far), else ``[]``.
-
-    A small model that calls a listed tool where none fits fills its arguments from nowhere
-    (``get_weather(city="London")`` for "What is 7 times 8?"); a fitting call takes at least
-    one value from the request. Enum values, booleans and values equal to the default say
-    nothing either way and are not counted.
-    """
-    props = tool.parameters.get("properties", {})
-    words, numbers = _words(text), _numbers(text)
-    checked: list[str] = []
-    for key, value in call.arguments.items():
-        schema = props.get(key, {})
-        if "enum" in schema or value == schema.get("default", object()):
-            continue
-        verdict = _grounded(value, words, numbers)
-        if verdict:
-            return []
-        if verdict is False:
-            checked.append(f"{key}={json.dumps(value, ensure_ascii=False)}")
-    return checked
-
-
-def ungrounded_nudge(name: str, arguments: Sequence[str]) -> str:
-    shown = ", ".join(arguments[:3])
-    return (
-        f"Nothing in my request gives {name} its arguments ({shown}). If {name} does not do "
-        "what I asked, answer in plain text; if it does, call it with values from my request."
-    )
