@@ -320,3 +320,14 @@ def test_reply_is_taken_in_answer_mode_too() -> None:
     a, _ = agent(steps)
     result = a.run("1+2?")
     assert result.text == "It is 3." and calls == [(1, 2)]
+
+
+def test_an_answer_that_only_repeats_the_result_is_asked_for_once() -> None:
+    steps = [call("lookup", key="the version"), "value of the version", "It is version 3."]
+    a, engine = agent(steps)
+    result = a.run("What is the version? look the version up")
+    assert result.text == "It is version 3."
+    assert last_user(engine, 2).endswith("answer my request in words, using it. If the result "
+                                         "does not hold the answer, call the tool again with "
+                                         "other arguments.")  # fmt: skip
+    assert any(isinstance(e, Notice) and e.code == "echoed_result" for e in result.events)

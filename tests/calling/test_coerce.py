@@ -31,6 +31,7 @@ SCHEMA: dict[str, Any] = {
         "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
         "note": {"type": "string"},
         "days": {"type": "integer", "default": 1},
+        "label": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
     },
     "required": ["n"],
     "$defs": {
@@ -92,6 +93,7 @@ def test_unambiguous_fixes(given: dict[str, Any], wanted: dict[str, Any]) -> Non
         {"n": 1, "flag": "maybe"},
         {"n": 1, "limit": None},  # null is allowed here
         {"n": 1, "note": ""},  # an empty string is a string
+        {"n": 1, "limit": None, "label": ""},  # … also where null is allowed too
         {"n": 1, "zip": "01000"},
         {"n": 1, "extra": "x"},  # unknown keys are for validation to report
         {"n": 1, "where": {"lat": 1, "lon": 2}},

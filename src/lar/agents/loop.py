@@ -20,8 +20,10 @@ from lar.agents.guard import LoopGuard, call_hash
 from lar.agents.state import Status, TaskRecorder
 from lar.calling.corrections import (
     DESCRIBED_NUDGE,
+    ECHO_NUDGE,
     described_call,
     echoed_error,
+    echoed_result,
     error_in_words,
     error_nudge,
     invented_nudge,
@@ -397,6 +399,13 @@ async def run_loop(
                     nudged.add("described")
                     yield Notice("described_call", f"the model described a call to {talked}")
                     nudge = DESCRIBED_NUDGE
+                    continue
+            if protocol and not last_turn and "echo" not in nudged:
+                seen = [r.content for r in completed.values() if r.ok]
+                if echoed_result(answer, seen):
+                    nudged.add("echo")
+                    yield Notice("echoed_result", "the model repeated a tool result as its answer")
+                    nudge = ECHO_NUDGE
                     continue
             if errors and echoed_error(answer, [c for _, c in errors]):
                 name, content = errors[-1]

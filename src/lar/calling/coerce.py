@@ -259,7 +259,7 @@ def _coerce_object(
         where = _join(path, name)
         if name in props and name not in required:
             p_schema = _resolve(props[name], defs)
-            empty_text = v == "" and "string" not in _types(p_schema) and "enum" not in p_schema
+            empty_text = v == "" and not _fits("", p_schema, defs)
             no_default = "default" not in p_schema
             empty = v in ([], {}) and no_default  # nothing given, said as an empty list
             if (v is None and not _fits(None, p_schema, defs)) or empty_text or empty:

@@ -32,6 +32,8 @@ __all__ = [
     "echoed_error",
     "error_nudge",
     "error_in_words",
+    "echoed_result",
+    "ECHO_NUDGE",
 ]
 
 
@@ -153,3 +155,15 @@ def error_in_words(name: str, content: str) -> str:
     error, detail = _error_parts(content)
     text = f"I could not answer: the {name} tool failed ({error}"
     return text + (f": {detail})." if detail else ").")
+
+
+ECHO_NUDGE = (
+    "Do not repeat the tool result: answer my request in words, using it. If the result does "
+    "not hold the answer, call the tool again with other arguments."
+)
+
+
+def echoed_result(answer: str, results: Sequence[str]) -> bool:
+    """Whether the answer is only a copy of a tool result (at least 20 characters of it)."""
+    said = " ".join(answer.split())
+    return len(said) >= 20 and any(said == " ".join(r.split()) for r in results)

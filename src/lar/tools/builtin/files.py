@@ -32,7 +32,8 @@ def file_read(
     end_line: int | None = None,
     keyword: str | None = None,
 ) -> str:
-    """Read a text file, with line numbers; use it for any question about a file's content.
+    """Read a text file (the whole file unless lines are given), with line numbers; use it for
+    any question about a file's content.
 
     Args:
         path: File to read, relative to the workspace.
