@@ -121,8 +121,8 @@ def protocol_system_prompt(base: str, tools: Sequence[Tool]) -> str:
     Wording measured on the embedded models (docs/evals.md, "Tuning the protocol track"):
     naming what *not* to work out alone (sums, conversions, file contents) moved arithmetic
     from memory to the tool; a placeholder anchor beat a concrete example call, which the model
-    copied into unrelated requests; rule 3 stopped invented optional arguments; the ``reply``
-    line gives a model that wants to "call something" a right call when no tool fits.
+    copied into unrelated requests; rule 3 is there against invented optional arguments; the
+    ``reply`` line gives a model that wants to "call something" a right call when none fits.
     """
     if not tools:
         return base
