@@ -50,3 +50,15 @@ def lar_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home.mkdir()
     monkeypatch.setenv("LAR_HOME", str(home))
     yield home
+
+
+@pytest.fixture(autouse=True)
+def _off_topic_check(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scripted engines call whatever tool a test names, whatever its request says, and the
+    off-topic check (lar.calling.relevance) would refuse many of those calls. It is on only in
+    tests marked ``off_topic`` (its own tests, and the e2e tests on the real model)."""
+    if request.node.get_closest_marker("off_topic") or "e2e" in request.node.nodeid.split("/"):
+        return
+    from lar.agents.agent import Agent
+
+    monkeypatch.setattr(Agent, "_relevance", lambda self: None)

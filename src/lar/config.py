@@ -114,6 +114,9 @@ class AgentSettings(_Strict):
     system_prompt: str | None = None
     workspace: str | None = None
     """Directory the file and code tools work in; default: the current directory."""
+    off_topic_below: float | None = Field(0.15, ge=0.0, le=1.0)
+    """Protocol track: first calls whose (narrow) tools all score below this similarity to the
+    request are not run; the model answers without tools (lar.calling.relevance). null: off."""
 
 
 class SandboxSettings(_Strict):

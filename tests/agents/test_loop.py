@@ -331,3 +331,53 @@ def test_an_answer_that_only_repeats_the_result_is_asked_for_once() -> None:
                                          "does not hold the answer, call the tool again with "
                                          "other arguments.")  # fmt: skip
     assert any(isinstance(e, Notice) and e.code == "echoed_result" for e in result.events)
+
+
+# --- off-topic calls (lar.calling.relevance, real embedder) ----------------------------------
+
+
+@pytest.mark.off_topic
+def test_a_first_call_to_an_unrelated_tool_is_not_run_and_tools_are_withheld() -> None:
+    a, engine = agent([call("add", a=1, b=2), "Paris."])
+    history: list[Message] = []
+    result = a.run("What is the capital of France?", history=history)
+    assert result.text == "Paris." and result.tool_calls == [] and calls == []
+    notices = {e.code: e.message for e in result.events if isinstance(e, Notice)}
+    assert "add 0.04 < 0.15" in notices["off_topic_call"]
+    assert "# Tools" in engine.calls[0][0].content
+    assert "# Tools" not in engine.calls[1][0].content  # answer mode
+    assert [m.role for m in history] == ["user", "assistant"]  # the refused call is not kept
+
+
+@pytest.mark.off_topic
+def test_a_call_that_fits_the_request_runs() -> None:
+    a, _ = agent([call("add", a=2, b=3), "5"])
+    result = a.run("What is 2 plus 3?")
+    assert result.text == "5" and calls == [(2, 3)]
+    assert not any(isinstance(e, Notice) and e.code == "off_topic_call" for e in result.events)
+
+
+@pytest.mark.off_topic
+def test_calls_after_a_tool_result_are_not_judged() -> None:
+    # lookup fits the request; add (0.05 against it) follows from lookup's result
+    a, _ = agent([call("lookup", key="price"), call("add", a=1, b=2), "3"])
+    result = a.run("Look up the key 'price' and add one and two to it.")
+    assert [c.name for c in result.tool_calls] == ["lookup", "add"] and calls == [(1, 2)]
+
+
+@pytest.mark.off_topic
+def test_the_native_track_is_not_judged() -> None:
+    from lar.types import ModelResponse, ToolCall
+
+    native = ModelResponse(tool_calls=[ToolCall("c1", "add", {"a": 1, "b": 2})])
+    a, _ = agent([native, "Paris."], track="native")
+    result = a.run("What is the capital of France?")
+    assert calls == [(1, 2)] and result.text == "Paris."
+
+
+@pytest.mark.off_topic
+def test_off_topic_below_null_switches_the_check_off(lar_home: Path) -> None:
+    (lar_home / "config.yaml").write_text("agent:\n  off_topic_below: null\n")
+    a, _ = agent([call("add", a=1, b=2), "Paris."])
+    a.run("What is the capital of France?")
+    assert calls == [(1, 2)]

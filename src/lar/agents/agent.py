@@ -24,6 +24,7 @@ from lar.agents.loop import (
     system_message,
 )
 from lar.agents.state import TaskRecorder, TaskStore
+from lar.calling.relevance import Relevance
 from lar.config import LarConfig, ModelConfig, load_config
 from lar.engines.base import Engine, exclusive_loop
 from lar.engines.catalog import ModelInfo, describe, lookup
@@ -220,8 +221,30 @@ class Agent:
             reserve=reserve,
             counter=TokenCounter(engine),
             meter=self._meter,
+            relevance=self._relevance() if track == "protocol" else None,
         )
         return engine, track, settings
+
+    def _relevance(self) -> Relevance | None:
+        """The off-topic check's scorer: memory's cached embedder, or the configured one;
+        None when it is switched off or the embedder is not installed (doctor says so)."""
+        below = self.config.agent.off_topic_below
+        if below is None:
+            return None
+
+        def load() -> Any:
+            if self.memory is not None and self.memory.store.embedder is not None:
+                return self.memory.store.embedder  # vectors cached in lar.db
+            if not self.config.memory.embedder:
+                return None
+            from lar.memory.embed import EmbedderMissing, build_embedder
+
+            try:
+                return build_embedder(self.config.memory.embedder, self.config.home)
+            except EmbedderMissing:
+                return None
+
+        return Relevance(threshold=below, load=load)
 
     def _model(self, name: str) -> tuple[Engine, Track, LoopSettings]:
         """The engine, track and loop settings of a configured model, built on first use."""

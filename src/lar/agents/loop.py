@@ -42,6 +42,7 @@ from lar.calling.prompt import (
     take_reply,
 )
 from lar.calling.protocol import clean_answer
+from lar.calling.relevance import Relevance
 from lar.engines.base import Engine
 from lar.errors import EngineError
 from lar.telemetry.records import EnergyMeter
@@ -106,6 +107,8 @@ class LoopSettings:
     """Shared across runs so a text is tokenized once."""
     meter: EnergyMeter | None = None
     """Measures each model call's energy (O2); None: not measured."""
+    relevance: Relevance | None = None
+    """Protocol track: judges a run's first calls off-topic (lar.calling.relevance)."""
 
 
 def system_message(
@@ -160,6 +163,10 @@ def _with_nudge(request: list[Message], nudge: str) -> list[Message]:
     if last.role == "user":
         return [*request[:-1], Message("user", f"{last.content}\n\n{nudge}")]
     return [*request, Message("user", nudge)]
+
+
+def _last_user(history: list[Message]) -> str:
+    return next((m.content for m in reversed(history) if m.role == "user"), "")
 
 
 def _blocked(call: ToolCall, reason: str) -> ToolResult:
@@ -419,6 +426,21 @@ async def run_loop(
             _finish(recorder, history, ctx, "succeeded", answer)
             yield Final(answer, "answer", usage, _ms(started), turn)
             return
+        if protocol and settings.relevance is not None and not completed and not last_turn:
+            # Code decides: a first call to a tool unrelated to the request (get_weather for
+            # "which planet is closest to the sun?") is not run; the model answers without tools.
+            off = settings.relevance.off_topic(
+                _last_user(history), [by_name[c.name] for c in calls]
+            )
+            if off is not None:
+                shown = ", ".join(f"{name} {score:.2f}" for name, score in off.items())
+                yield Notice(
+                    "off_topic_call",
+                    f"not run: unrelated to the request (similarity {shown} < "
+                    f"{settings.relevance.threshold:.2f}); asking for the answer without tools",
+                )
+                answer_mode = True
+                continue
         parsed.calls = calls
         repeats = [c for c in parsed.calls if call_hash(c) in completed]
         if repeats:

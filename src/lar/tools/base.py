@@ -120,8 +120,12 @@ class Tool:
         clip: Callable[[Any], Any] | None = None,
         danger: Callable[[dict[str, Any], ToolContext], Any] | None = None,
         interactive: bool = False,
+        broad: bool = False,
     ) -> None:
         self.fn = fn
+        self.broad = broad
+        """Fits requests its description cannot name (shell, files, code): never judged
+        off-topic by the request's words (lar.calling.relevance)."""
         self.interactive = interactive
         """Waits for a person (the task is ``waiting_user`` meanwhile)."""
         self.danger = danger
@@ -233,6 +237,7 @@ class SchemaTool(Tool):
         *,
         permission: Permission = "auto",
         timeout_s: float = 10.0,
+        broad: bool = False,
     ) -> None:
         import jsonschema
 
@@ -257,6 +262,7 @@ class SchemaTool(Tool):
         self.clip = None
         self.danger = None
         self.interactive = False
+        self.broad = broad
         self.is_async = inspect.iscoroutinefunction(fn)
         self.context_param = None
         self.parameters = schema
@@ -293,6 +299,7 @@ def tool(
     clip: Callable[[Any], Any] | None = None,
     danger: Callable[[dict[str, Any], ToolContext], Any] | None = None,
     interactive: bool = False,
+    broad: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -308,6 +315,7 @@ def tool(
     clip: Callable[[Any], Any] | None = None,
     danger: Callable[[dict[str, Any], ToolContext], Any] | None = None,
     interactive: bool = False,
+    broad: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a tool. Use bare (``@tool``) or with options (``@tool(...)``)."""
 
@@ -322,6 +330,7 @@ def tool(
             clip=clip,
             danger=danger,
             interactive=interactive,
+            broad=broad,
         )
 
     return wrap(fn) if fn is not None else wrap

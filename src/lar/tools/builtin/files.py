@@ -24,7 +24,7 @@ def _resolve(ctx: ToolContext, path: str) -> Path:
     return target
 
 
-@tool
+@tool(broad=True)
 def file_read(
     path: str,
     ctx: ToolContext,
@@ -62,7 +62,7 @@ def file_read(
     return "\n".join(out) if out else f"{path}: empty or no lines in range ({len(lines)} lines)"
 
 
-@tool(permission="confirm")
+@tool(permission="confirm", broad=True)
 def file_write(
     path: str,
     content: str,
@@ -85,7 +85,7 @@ def file_write(
     return f"wrote {len(content)} characters to {path} ({mode})"
 
 
-@tool(permission="confirm")
+@tool(permission="confirm", broad=True)
 def file_patch(path: str, old: str, new: str, ctx: ToolContext) -> str:
     """Replace one exact block of text in a file; the block must occur exactly once.
 

@@ -10,7 +10,7 @@ CHECKPOINT_KEY = "working_checkpoint"
 _CHECKPOINT_LIMIT = 1000
 
 
-@tool(timeout_s=600, interactive=True)
+@tool(timeout_s=600, interactive=True, broad=True)
 def ask_user(question: str, ctx: ToolContext) -> str:
     """Ask the user a question and wait for the answer.
 
@@ -25,7 +25,7 @@ def ask_user(question: str, ctx: ToolContext) -> str:
     return answer
 
 
-@tool
+@tool(broad=True)
 def update_working_checkpoint(content: str, ctx: ToolContext) -> str:
     """Save short notes on the current task (goal, done, next); shown to you every turn.
 

@@ -68,7 +68,7 @@ def _change(ctx: ToolContext, kind: str, action: str, text: str, item: int | Non
         db.close()
 
 
-@tool
+@tool(broad=True)
 def notes(
     action: Literal["add", "list", "remove"],
     ctx: ToolContext,
@@ -85,7 +85,7 @@ def notes(
     return _change(ctx, "note", action, text, item)
 
 
-@tool
+@tool(broad=True)
 def todo(
     action: Literal["add", "list", "done", "remove"],
     ctx: ToolContext,

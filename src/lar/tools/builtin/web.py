@@ -121,7 +121,7 @@ def _url_danger(args: dict[str, Any], ctx: ToolContext) -> Verdict:
     return Verdict("ok")
 
 
-@tool(timeout_s=20, determinism="nondeterministic", danger=_url_danger)
+@tool(timeout_s=20, determinism="nondeterministic", danger=_url_danger, broad=True)
 def web_scan(url: str, max_chars: int = 4000) -> str:
     """Fetch a web page and return it as simplified text with its links.
 

@@ -1,0 +1,113 @@
+"""Choosing the off-topic threshold: how far apart fitting and unrelated tools score.
+
+    .venv/bin/python bench/relevance.py [--set evals/relevance/dev.jsonl] [--suites evals/tools]
+
+Scores every request of the held-out dev set against its narrow tools (Lar's built-ins are
+``broad`` and never judged) with the real embedder (all-MiniLM-L6-v2, ``lar.calling.relevance``):
+a fitting pair by its tool, an unrelated request by its best narrow tool. Prints, per
+threshold, how many unrelated requests fall below it (caught) and how many fitting ones do
+(lost), and the threshold rule: the highest 0.05 step that loses no fitting pair. With
+``--suites`` the same table is printed for the eval suites, for comparison only; the threshold
+is never chosen there. Writes the dev table into BENCHMARKS.md (section relevance).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _report import ROOT, write_section  # noqa: E402
+
+from lar.calling.relevance import OFF_TOPIC_BELOW, Relevance  # noqa: E402
+from lar.evals.toolcalls import load_suite  # noqa: E402
+from lar.memory.embed import MiniLMEmbedder  # noqa: E402
+from lar.tools.builtin import builtin_tools  # noqa: E402
+
+STEPS = [round(0.05 * i, 2) for i in range(1, 9)]
+
+
+def dev_pairs(path: Path) -> list[tuple[str, list[tuple[str, str]], str | None]]:
+    out = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        try:
+            row = json.loads(line)
+            tools = [(t["name"], t["description"]) for t in row["tools"]]
+            out.append((row["request"], tools, row["fits"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SystemExit(f"{path}:{n}: {exc}") from None
+    return out
+
+
+def suite_pairs(path: Path) -> list[tuple[str, list[tuple[str, str]], str | None]]:
+    out = []
+    for case in load_suite(path):
+        tools = [(t["name"], t.get("description", "")) for t in case.tools]
+        calls = case.expect.get("calls") or []
+        fits = calls[0]["name"] if calls else None
+        out.append((case.question, tools, fits))
+    return out
+
+
+BROAD = {t.name for t in builtin_tools() if t.broad}
+
+
+def table(rel: Relevance, pairs: list[tuple[str, list[tuple[str, str]], str | None]]) -> str:
+    fitting: list[float] = []
+    unrelated: list[float] = []
+    for request, tools, fits in pairs:
+        narrow = [t for t in tools if t[0] not in BROAD]  # broad tools are never judged
+        scores = rel.scores(request, narrow)
+        if fits is None:
+            unrelated.append(max(scores.values()) if scores else 1.0)
+        elif fits in scores:
+            fitting.append(scores[fits])
+    lines = [
+        f"fitting narrow pairs: {len(fitting)} (lowest {min(fitting):.3f}); "
+        f"unrelated requests: {len(unrelated)} (a best narrow tool scoring "
+        f"{max(s for s in unrelated if s < 1.0):.3f} at most; {sum(s >= 1.0 for s in unrelated)} "
+        "with only broad tools, never caught)",
+        "",
+        "| threshold | unrelated caught | fitting lost |",
+        "|---:|---:|---:|",
+    ]
+    for th in STEPS:
+        caught = sum(s < th for s in unrelated)
+        lost = sum(s < th for s in fitting)
+        mark = " **(used)**" if abs(th - rel.threshold) < 1e-9 else ""
+        lines.append(f"| {th:.2f}{mark} | {caught}/{len(unrelated)} | {lost}/{len(fitting)} |")
+    safe = [th for th in STEPS if sum(s < th for s in fitting) == 0]
+    lines.append("")
+    lines.append(f"highest step losing no fitting pair: {max(safe) if safe else 'none'}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", type=Path, default=ROOT / "evals" / "relevance" / "dev.jsonl")
+    parser.add_argument("--suites", type=Path, help="also score these eval suites (a dir)")
+    parser.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
+    args = parser.parse_args()
+    rel = Relevance(MiniLMEmbedder(), OFF_TOPIC_BELOW)
+    dev = table(rel, dev_pairs(args.set))
+    print(f"## dev set ({args.set.name})\n\n{dev}\n")
+    if args.suites:
+        files = sorted(args.suites.glob("*.jsonl")) if args.suites.is_dir() else [args.suites]
+        pairs = [p for f in files for p in suite_pairs(f)]
+        print(f"## eval suites ({args.suites}), for comparison\n\n{table(rel, pairs)}\n")
+    if not args.no_write:
+        write_section(
+            "relevance",
+            "Off-topic threshold (`python bench/relevance.py`), all-MiniLM-L6-v2 on "
+            f"`{args.set.relative_to(ROOT) if args.set.is_relative_to(ROOT) else args.set}`:"
+            f"\n\n{dev}",
+        )
+
+
+if __name__ == "__main__":
+    main()
