@@ -54,7 +54,7 @@ def test_unknown_key_lists_allowed_keys(lar_home: Path) -> None:
         load_config()
     assert str(info.value) == (
         f"{path}:2: agent.max_turn: unknown key 'max_turn'; "
-        "allowed keys: max_turns, system_prompt, workspace"
+        "allowed keys: max_turns, system_prompt, workspace, off_topic_below"
     )
 
 

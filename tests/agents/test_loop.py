@@ -381,3 +381,13 @@ def test_off_topic_below_null_switches_the_check_off(lar_home: Path) -> None:
     a, _ = agent([call("add", a=1, b=2), "Paris."])
     a.run("What is the capital of France?")
     assert calls == [(1, 2)]
+
+
+@pytest.mark.off_topic
+def test_a_follow_up_is_judged_with_the_request_before_it() -> None:
+    # "What about size?" alone scores 0.07 against lookup; with the request it follows, 0.69
+    a, _ = agent([call("lookup", key="colour"), "red", call("lookup", key="size"), "large"])
+    history: list[Message] = []
+    a.run("Look up the key colour.", history=history)
+    result = a.run("What about size?", history=history)
+    assert result.text == "large" and [c.name for c in result.tool_calls] == ["lookup"]

@@ -35,21 +35,27 @@ def test_a_tool_that_fits_scores_far_above_one_that_does_not(rel: Relevance) -> 
 
 
 def test_calls_only_to_unrelated_narrow_tools_are_off_topic(rel: Relevance) -> None:
-    off = rel.off_topic("What is the capital of France?", [TIMER])
+    off = rel.off_topic(["What is the capital of France?"], [TIMER])
     assert off is not None and set(off) == {"set_timer"}
-    assert rel.off_topic("Start a 5 minute timer for the pasta.", [TIMER]) is None
+    assert rel.off_topic(["Start a 5 minute timer for the pasta."], [TIMER]) is None
     # one fitting call among the calls is enough to run them
-    assert rel.off_topic("Weather in Oslo?", [TIMER, WEATHER]) is None
+    assert rel.off_topic(["Weather in Oslo?"], [TIMER, WEATHER]) is None
+
+
+def test_a_follow_up_is_judged_with_the_message_before_it(rel: Relevance) -> None:
+    assert rel.off_topic(["And in Faro?"], [WEATHER]) is not None  # alone: unrelated
+    assert rel.off_topic(["And in Faro?", "Weather in Porto?"], [WEATHER]) is None
 
 
 def test_broad_tools_are_never_judged(rel: Relevance) -> None:
     shell = next(t for t in builtin_tools() if t.name == "shell")
     assert shell.broad and all(t.broad for t in builtin_tools())
     # the shell's description shares nothing with the request, yet the shell is what fits
-    assert rel.scores("Which git branch am I on?", [(shell.name, shell.description)])[
-        "shell"
-    ] < OFF_TOPIC_BELOW
-    assert rel.off_topic("Which git branch am I on?", [shell]) is None
+    assert (
+        rel.scores("Which git branch am I on?", [(shell.name, shell.description)])["shell"]
+        < OFF_TOPIC_BELOW
+    )
+    assert rel.off_topic(["Which git branch am I on?"], [shell]) is None
 
 
 def test_without_an_embedder_nothing_is_judged() -> None:
@@ -59,8 +65,8 @@ def test_without_an_embedder_nothing_is_judged() -> None:
         loads.append(1)
 
     rel = Relevance(load=load)
-    assert rel.off_topic("What is the capital of France?", [TIMER]) is None
-    assert rel.off_topic("Tell me a joke", [TIMER]) is None
+    assert rel.off_topic(["What is the capital of France?"], [TIMER]) is None
+    assert rel.off_topic(["Tell me a joke"], [TIMER]) is None
     assert loads == [1]  # tried once, then off
 
 
@@ -74,8 +80,8 @@ def test_the_embedder_is_loaded_on_first_use_only(rel: Relevance) -> None:
 
     lazy = Relevance(load=load)
     assert loads == []
-    assert lazy.off_topic("", [TIMER]) is None and loads == []  # nothing to judge
-    assert lazy.off_topic("What is the capital of France?", [TIMER]) is not None
+    assert lazy.off_topic([""], [TIMER]) is None and loads == []  # nothing to judge
+    assert lazy.off_topic(["What is the capital of France?"], [TIMER]) is not None
     assert loads == [1]
 
 

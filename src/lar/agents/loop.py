@@ -165,8 +165,9 @@ def _with_nudge(request: list[Message], nudge: str) -> list[Message]:
     return [*request, Message("user", nudge)]
 
 
-def _last_user(history: list[Message]) -> str:
-    return next((m.content for m in reversed(history) if m.role == "user"), "")
+def _last_requests(history: list[Message], n: int = 2) -> list[str]:
+    """The user's last ``n`` messages, newest first."""
+    return [m.content for m in reversed(history) if m.role == "user"][:n]
 
 
 def _blocked(call: ToolCall, reason: str) -> ToolResult:
@@ -430,7 +431,7 @@ async def run_loop(
             # Code decides: a first call to a tool unrelated to the request (get_weather for
             # "which planet is closest to the sun?") is not run; the model answers without tools.
             off = settings.relevance.off_topic(
-                _last_user(history), [by_name[c.name] for c in calls]
+                _last_requests(history), [by_name[c.name] for c in calls]
             )
             if off is not None:
                 shown = ", ".join(f"{name} {score:.2f}" for name, score in off.items())

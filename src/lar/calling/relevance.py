@@ -69,14 +69,21 @@ class Relevance:
         sims = vectors[1:] @ vectors[0]
         return {name: float(s) for (name, _), s in zip(tools, sims, strict=True)}
 
-    def off_topic(self, request: str, tools: Sequence[Tool]) -> dict[str, float] | None:
+    def off_topic(self, requests: Sequence[str], tools: Sequence[Tool]) -> dict[str, float] | None:
         """The scores when *every* tool is narrow and below the threshold, else None.
 
-        A ``broad`` tool (shell, files, code) is never judged: "Which git branch am I on?"
-        scores 0.03 against the shell's description."""
-        if not request.strip() or not tools or any(t.broad for t in tools):
+        ``requests`` are the user's last messages, newest first: a follow-up ("and in Faro?")
+        is judged with the message it follows ("Weather in Porto?"), each tool by its best
+        score. A ``broad`` tool (shell, files, code) is never judged: "Which git branch am I
+        on?" scores 0.03 against the shell's description."""
+        requests = [r for r in requests if r.strip()]
+        if not requests or not tools or any(t.broad for t in tools):
             return None
-        scores = self.scores(request, [(t.name, t.description) for t in tools])
-        if scores and all(s < self.threshold for s in scores.values()):
-            return scores
+        pairs = [(t.name, t.description) for t in tools]
+        best: dict[str, float] = {}
+        for request in requests:
+            for name, score in self.scores(request, pairs).items():
+                best[name] = max(score, best.get(name, score))
+        if best and all(s < self.threshold for s in best.values()):
+            return best
         return None
