@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import ROOT, write_section  # noqa: E402
 
 from lar.calling.relevance import OFF_TOPIC_BELOW, Relevance  # noqa: E402
-from lar.evals.toolcalls import load_suite  # noqa: E402
 from lar.errors import LarError  # noqa: E402
+from lar.evals.toolcalls import load_suite  # noqa: E402
 from lar.jsonl import read_jsonl  # noqa: E402
 from lar.memory.embed import MiniLMEmbedder  # noqa: E402
 from lar.tools.builtin import builtin_tools  # noqa: E402
