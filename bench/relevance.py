@@ -14,7 +14,6 @@ is never chosen there. Writes the dev table into BENCHMARKS.md (section relevanc
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -23,7 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import ROOT, write_section  # noqa: E402
 
 from lar.calling.relevance import OFF_TOPIC_BELOW, Relevance  # noqa: E402
+from lar.errors import LarError  # noqa: E402
 from lar.evals.toolcalls import load_suite  # noqa: E402
+from lar.jsonl import read_jsonl  # noqa: E402
 from lar.memory.embed import MiniLMEmbedder  # noqa: E402
 from lar.tools.builtin import builtin_tools  # noqa: E402
 
@@ -32,15 +33,12 @@ STEPS = [round(0.05 * i, 2) for i in range(1, 9)]
 
 def dev_pairs(path: Path) -> list[tuple[str, list[tuple[str, str]], str | None]]:
     out = []
-    for n, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
+    for n, row in read_jsonl(path, comments=True):
         try:
-            row = json.loads(line)
             tools = [(t["name"], t["description"]) for t in row["tools"]]
             out.append((row["request"], tools, row["fits"]))
         except (ValueError, KeyError, TypeError) as exc:
-            raise SystemExit(f"{path}:{n}: {exc}") from None
+            raise SystemExit(f"{path}:{n}: {exc!r}") from None
     return out
 
 
@@ -94,7 +92,10 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
     args = parser.parse_args()
     rel = Relevance(MiniLMEmbedder(), OFF_TOPIC_BELOW)
-    dev = table(rel, dev_pairs(args.set))
+    try:
+        dev = table(rel, dev_pairs(args.set))
+    except LarError as exc:  # unreadable file, a line that is not JSON
+        raise SystemExit(str(exc)) from None
     print(f"## dev set ({args.set.name})\n\n{dev}\n")
     if args.suites:
         files = sorted(args.suites.glob("*.jsonl")) if args.suites.is_dir() else [args.suites]

@@ -196,19 +196,10 @@ def _read_results(path: Path, cases: dict[str, Any]) -> dict[tuple[str, str], An
     """(track, case id) → result, from a results file; a bad line stops with file:line."""
     from lar.evals.toolcalls import CaseResult
     from lar.evals.toolcalls import SuiteError as error
+    from lar.jsonl import read_jsonl
 
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise error(f"{path}: cannot read: {exc}") from None
     done = {}
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise error(f"{path}:{n}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+    for n, row in read_jsonl(path, error=error):
         if not isinstance(row, dict) or row.get("track") not in ("native", "protocol"):
             raise error(f"{path}:{n}: not a lar eval result (no track)")
         case = cases.get(str(row.get("id")))

@@ -154,28 +154,21 @@ def export(
 
 
 def _read_export(path: Path) -> list[dict[str, Any]]:
+    from lar.jsonl import read_jsonl
     from lar.memory.store import RETENTION_DAYS
 
+    lines = read_jsonl(path)
     try:
-        lines = path.read_text().splitlines()
-    except OSError as exc:
-        raise LarError(f"cannot read {path}: {exc.strerror}") from None
-    if not lines:
+        first = next(lines, None)
+    except LarError:
+        first = (1, None)  # a first line that is not JSON: not an export at all
+    if first is None:
         raise LarError(f"{path} is empty")
-    try:
-        header = json.loads(lines[0])
-    except ValueError:
-        header = None
-    if not isinstance(header, dict) or header.get("format") != EXPORT_FORMAT:
+    n, header = first
+    if n != 1 or not isinstance(header, dict) or header.get("format") != EXPORT_FORMAT:
         raise LarError(f"{path}:1: not a Lar memory export (expected format {EXPORT_FORMAT!r})")
     rows = []
-    for n, line in enumerate(lines[1:], 2):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise LarError(f"{path}:{n}: invalid JSON ({exc.msg})") from None
+    for n, row in lines:
         if not isinstance(row, dict) or not isinstance(row.get("content"), str):
             raise LarError(f"{path}:{n}: a record needs a 'content' string")
         if row.get("type") not in RETENTION_DAYS:

@@ -29,7 +29,6 @@ A suite that breaks the format fails before anything runs, with ``file:line: wha
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from lar.errors import LarError
+from lar.jsonl import read_jsonl
 from lar.tools.base import SchemaTool, Tool
 from lar.types import Event, Final, ModelCalled, Notice, ToolCallStarted
 
@@ -140,20 +140,10 @@ def _check(data: Any, where: str) -> Case:
 
 def load_suite(path: Path) -> list[Case]:
     """Every case of a JSONL file; blank lines and lines starting with # are skipped."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError(f"{path}: cannot read: {exc}") from exc
     cases: list[Case] = []
     seen: dict[str, str] = {}
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
+    for n, data in read_jsonl(path, comments=True, error=SuiteError):
         where = f"{path}:{n}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SuiteError(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})") from None
         case = _check(data, where)
         if case.id in seen:
             raise SuiteError(f"{where}: id {case.id!r} already used at {seen[case.id]}")
