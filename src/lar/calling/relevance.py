@@ -1,7 +1,7 @@
 """Off-topic calls (protocol track): a call whose tool has nothing to do with the request.
 
 Small models call *some* tool for requests no tool fits: "Which planet is closest to the sun?"
-becomes ``get_weather(city="Sun")``. Asking the model whether its call fits does not help (the
+becomes ``get_weather(city="Earth")``. Asking the model whether its call fits does not help (the
 1.5B says yes to 21 of 53 unrelated tools; docs/evals.md), so code decides, with the sentence
 embedder memory already uses: when the first calls of a run all go to tools whose description is
 further from the request than ``threshold`` (cosine similarity of all-MiniLM-L6-v2 vectors), the
