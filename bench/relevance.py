@@ -23,48 +23,25 @@ from _report import ROOT, write_section  # noqa: E402
 
 from lar.calling.relevance import OFF_TOPIC_BELOW, Relevance  # noqa: E402
 from lar.errors import LarError  # noqa: E402
+from lar.evals.offtopic import Pair, load_dev, split_scores  # noqa: E402
 from lar.evals.toolcalls import load_suite  # noqa: E402
-from lar.jsonl import read_jsonl  # noqa: E402
 from lar.memory.embed import MiniLMEmbedder  # noqa: E402
-from lar.tools.builtin import builtin_tools  # noqa: E402
 
 STEPS = [round(0.05 * i, 2) for i in range(1, 9)]
 
 
-def dev_pairs(path: Path) -> list[tuple[str, list[tuple[str, str]], str | None]]:
-    out = []
-    for n, row in read_jsonl(path, comments=True):
-        try:
-            tools = [(t["name"], t["description"]) for t in row["tools"]]
-            out.append((row["request"], tools, row["fits"]))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise SystemExit(f"{path}:{n}: {exc!r}") from None
-    return out
-
-
-def suite_pairs(path: Path) -> list[tuple[str, list[tuple[str, str]], str | None]]:
+def suite_pairs(path: Path) -> list[Pair]:
     out = []
     for case in load_suite(path):
         tools = [(t["name"], t.get("description", "")) for t in case.tools]
         calls = case.expect.get("calls") or []
         fits = calls[0]["name"] if calls else None
-        out.append((case.question, tools, fits))
+        out.append(Pair(case.question, tools, fits))
     return out
 
 
-BROAD = {t.name for t in builtin_tools() if t.broad}
-
-
-def table(rel: Relevance, pairs: list[tuple[str, list[tuple[str, str]], str | None]]) -> str:
-    fitting: list[float] = []
-    unrelated: list[float] = []
-    for request, tools, fits in pairs:
-        narrow = [t for t in tools if t[0] not in BROAD]  # broad tools are never judged
-        scores = rel.scores(request, narrow)
-        if fits is None:
-            unrelated.append(max(scores.values()) if scores else 1.0)
-        elif fits in scores:
-            fitting.append(scores[fits])
+def table(rel: Relevance, pairs: list[Pair]) -> str:
+    fitting, unrelated = split_scores(rel, pairs)
     lines = [
         f"fitting narrow pairs: {len(fitting)} (lowest {min(fitting):.3f}); "
         f"unrelated requests: {len(unrelated)} (a best narrow tool scoring "
@@ -93,7 +70,7 @@ def main() -> None:
     args = parser.parse_args()
     rel = Relevance(MiniLMEmbedder(), OFF_TOPIC_BELOW)
     try:
-        dev = table(rel, dev_pairs(args.set))
+        dev = table(rel, load_dev(args.set))
     except LarError as exc:  # unreadable file, a line that is not JSON
         raise SystemExit(str(exc)) from None
     print(f"## dev set ({args.set.name})\n\n{dev}\n")

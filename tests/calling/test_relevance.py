@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from lar.calling.relevance import OFF_TOPIC_BELOW, Relevance, tool_text
+from lar.errors import LarError
+from lar.evals.offtopic import load_dev, split_scores
 from lar.memory.embed import MiniLMEmbedder
 from lar.tools.base import SchemaTool
 from lar.tools.builtin import builtin_tools
@@ -92,17 +94,13 @@ def test_the_first_paragraph_of_a_description_is_compared() -> None:
 
 def test_the_threshold_is_what_the_dev_set_supports(rel: Relevance) -> None:
     """bench/relevance.py's rule, checked: no fitting narrow pair of the dev set falls below."""
-    import json
+    fitting, unrelated = split_scores(rel, load_dev())
+    assert len(fitting) >= 30 and len(unrelated) >= 30
+    assert OFF_TOPIC_BELOW <= min(fitting) < OFF_TOPIC_BELOW + 0.05
 
-    dev = Path(__file__).parents[2] / "evals" / "relevance" / "dev.jsonl"
-    broad = {t.name for t in builtin_tools()}
-    lowest = 1.0
-    for line in dev.read_text().splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        row = json.loads(line)
-        if row["fits"] and row["fits"] not in broad:
-            tool = next(t for t in row["tools"] if t["name"] == row["fits"])
-            score = rel.scores(row["request"], [(tool["name"], tool["description"])])
-            lowest = min(lowest, score[row["fits"]])
-    assert OFF_TOPIC_BELOW <= lowest < OFF_TOPIC_BELOW + 0.05
+
+def test_a_dev_line_without_its_fields_names_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "dev.jsonl"
+    bad.write_text('# pairs\n{"request": "x", "tools": [], "fits": null}\n{"request": "y"}\n')
+    with pytest.raises(LarError, match=rf"^{bad}:3: needs request, tools"):
+        load_dev(bad)

@@ -235,14 +235,9 @@ class Agent:
         def load() -> Any:
             if self.memory is not None and self.memory.store.embedder is not None:
                 return self.memory.store.embedder  # vectors cached in lar.db
-            if not self.config.memory.embedder:
-                return None
-            from lar.memory.embed import EmbedderMissing, build_embedder
+            from lar.memory import open_embedder
 
-            try:
-                return build_embedder(self.config.memory.embedder, self.config.home)
-            except EmbedderMissing:
-                return None
+            return open_embedder(self.config)
 
         return Relevance(threshold=below, load=load)
 

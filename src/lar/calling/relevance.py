@@ -59,14 +59,18 @@ class Relevance:
             self._embedder, self._load = self._load(), None
         return self._embedder
 
-    def scores(self, request: str, tools: Sequence[tuple[str, str]]) -> dict[str, float]:
-        """Cosine similarity of each (name, description) to the request ({} without embedder)."""
+    def scores(
+        self, request: str | Sequence[str], tools: Sequence[tuple[str, str]]
+    ) -> dict[str, float]:
+        """Cosine similarity of each (name, description) to the request, or its best over
+        several requests; {} without an embedder. One encode call for all texts."""
+        requests = [request] if isinstance(request, str) else list(request)
         embedder = self.embedder
-        if not tools or embedder is None:
+        if not tools or not requests or embedder is None:
             return {}
         texts = [tool_text(name, description) for name, description in tools]
-        vectors = embedder.encode([request, *texts])
-        sims = vectors[1:] @ vectors[0]
+        vectors = embedder.encode([*requests, *texts])
+        sims = (vectors[len(requests) :] @ vectors[: len(requests)].T).max(axis=1)
         return {name: float(s) for (name, _), s in zip(tools, sims, strict=True)}
 
     def off_topic(self, requests: Sequence[str], tools: Sequence[Tool]) -> dict[str, float] | None:
@@ -79,11 +83,7 @@ class Relevance:
         requests = [r for r in requests if r.strip()]
         if not requests or not tools or any(t.broad for t in tools):
             return None
-        pairs = [(t.name, t.description) for t in tools]
-        best: dict[str, float] = {}
-        for request in requests:
-            for name, score in self.scores(request, pairs).items():
-                best[name] = max(score, best.get(name, score))
+        best = self.scores(requests, [(t.name, t.description) for t in tools])
         if best and all(s < self.threshold for s in best.values()):
             return best
         return None

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from lar.config import LarConfig
     from lar.memory.agent_memory import AgentMemory
+    from lar.memory.embed import Embedder
     from lar.memory.store import MemoryStore
 
-__all__ = ["open_store", "open_memory"]
+__all__ = ["open_store", "open_memory", "open_embedder"]
 
 
 def open_memory(config: LarConfig) -> AgentMemory:
@@ -27,18 +28,26 @@ def open_memory(config: LarConfig) -> AgentMemory:
     )
 
 
+def open_embedder(config: LarConfig, *, warn: str | None = None) -> Embedder | None:
+    """The configured embedder; None when it is switched off or not installed (then ``warn``,
+    if given, is printed with the reason: what is off without it)."""
+    from lar.memory.embed import EmbedderMissing, build_embedder
+
+    if not config.memory.embedder:
+        return None
+    try:
+        return build_embedder(config.memory.embedder, config.home)
+    except EmbedderMissing as exc:
+        if warn:
+            print(f"warning: {warn}: {exc}", file=sys.stderr)
+        return None
+
+
 def open_store(config: LarConfig, *, warn: bool = True) -> MemoryStore:
     """The store under ``$LAR_HOME`` with the configured embedder (BM25 only if it is missing)."""
-    from lar.memory.embed import EmbedderMissing, build_embedder
     from lar.memory.store import MemoryStore
 
-    embedder = None
-    if config.memory.embedder:
-        try:
-            embedder = build_embedder(config.memory.embedder, config.home)
-        except EmbedderMissing as exc:
-            if warn:
-                print(f"warning: recall by meaning is off: {exc}", file=sys.stderr)
+    embedder = open_embedder(config, warn="recall by meaning is off" if warn else None)
     return MemoryStore(
         config.home / "lar.db",
         embedder,
