@@ -343,7 +343,7 @@ def test_a_first_call_to_an_unrelated_tool_is_not_run_and_tools_are_withheld() -
     result = a.run("What is the capital of France?", history=history)
     assert result.text == "Paris." and result.tool_calls == [] and calls == []
     notices = {e.code: e.message for e in result.events if isinstance(e, Notice)}
-    assert "add 0.04 < 0.15" in notices["off_topic_call"]
+    assert "similarity add 0.04; threshold 0.15" in notices["off_topic_call"]
     assert "# Tools" in engine.calls[0][0].content
     assert "# Tools" not in engine.calls[1][0].content  # answer mode
     assert [m.role for m in history] == ["user", "assistant"]  # the refused call is not kept
@@ -381,6 +381,60 @@ def test_off_topic_below_null_switches_the_check_off(lar_home: Path) -> None:
     a, _ = agent([call("add", a=1, b=2), "Paris."])
     a.run("What is the capital of France?")
     assert calls == [(1, 2)]
+
+
+@tool
+def get_order(order_id: str) -> str:
+    """One of my orders by number: item and price in US dollars."""
+    return "lamp, 120 USD"
+
+
+@tool
+def convert_currency(amount: float, from_currency: str, to_currency: str) -> str:
+    """Convert an amount of money between currencies (ISO codes)."""
+    calls.append((int(amount), 0))
+    return f"{amount * 0.9:.1f} {to_currency}"
+
+
+@tool
+def send_email(to: str, body: str) -> str:
+    """Send an email."""
+    calls.append((0, 0))
+    return "sent"
+
+
+@pytest.mark.off_topic
+def test_a_skipped_first_step_is_asked_for_once() -> None:
+    # the model jumps to the conversion with an amount the request never gave (two-step-12)
+    invented = call("convert_currency", amount=100, from_currency="USD", to_currency="EUR")
+    steps = [
+        invented,
+        call("get_order", order_id="3310"),
+        call("convert_currency", amount=120, from_currency="USD", to_currency="EUR"),
+        "108 euros.",
+    ]
+    a, engine = agent(steps, tools=[get_order, convert_currency])
+    result = a.run("How much did my order 3310 cost in euros?")
+    assert [c.name for c in result.tool_calls] == ["get_order", "convert_currency"]
+    assert calls == [(120, 0)] and result.text == "108 euros."
+    notices = {e.code: e.message for e in result.events if isinstance(e, Notice)}
+    assert "amount, from_currency not in the conversation" in notices["ungrounded_call"]
+    nudge = last_user(engine, 1)
+    assert 'does not give amount=100, from_currency="USD" for convert_currency' in nudge
+    assert "# Tools" in engine.calls[1][0].content  # the tools stay listed for the first step
+    assert "does not give" not in last_user(engine, 2)  # the nudge is given for one turn only
+
+
+@pytest.mark.off_topic
+def test_an_invented_value_twice_gets_the_answer_without_tools() -> None:
+    made_up = call("send_email", to="friend@example.com", body="Hello!")
+    a, engine = agent([made_up, made_up, "Hello!"], tools=[send_email])
+    result = a.run("Say hello.")
+    assert result.text == "Hello!" and result.tool_calls == [] and calls == []
+    codes = [e.code for e in result.events if isinstance(e, Notice)]
+    assert codes == ["ungrounded_call", "off_topic_call"]
+    assert "# Tools" in engine.calls[1][0].content
+    assert "# Tools" not in engine.calls[2][0].content  # answer mode
 
 
 @pytest.mark.off_topic

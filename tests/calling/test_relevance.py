@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lar.calling.relevance import OFF_TOPIC_BELOW, Relevance, tool_text
+from lar.calling.relevance import GROUNDED_ABOVE, OFF_TOPIC_BELOW, Relevance, tool_text, ungrounded
 from lar.errors import LarError
 from lar.evals.offtopic import load_dev, split_scores
 from lar.memory.embed import MiniLMEmbedder
@@ -37,16 +37,16 @@ def test_a_tool_that_fits_scores_far_above_one_that_does_not(rel: Relevance) -> 
 
 
 def test_calls_only_to_unrelated_narrow_tools_are_off_topic(rel: Relevance) -> None:
-    off = rel.off_topic(["What is the capital of France?"], [TIMER])
+    off = rel.off_topic(["What is the capital of France?"], [(TIMER, {})])
     assert off is not None and set(off) == {"set_timer"}
-    assert rel.off_topic(["Start a 5 minute timer for the pasta."], [TIMER]) is None
+    assert rel.off_topic(["Start a 5 minute timer for the pasta."], [(TIMER, {})]) is None
     # one fitting call among the calls is enough to run them
-    assert rel.off_topic(["Weather in Oslo?"], [TIMER, WEATHER]) is None
+    assert rel.off_topic(["Weather in Oslo?"], [(TIMER, {}), (WEATHER, {})]) is None
 
 
 def test_a_follow_up_is_judged_with_the_message_before_it(rel: Relevance) -> None:
-    assert rel.off_topic(["And in Faro?"], [WEATHER]) is not None  # alone: unrelated
-    assert rel.off_topic(["And in Faro?", "Weather in Porto?"], [WEATHER]) is None
+    assert rel.off_topic(["And in Faro?"], [(WEATHER, {})]) is not None  # alone: unrelated
+    assert rel.off_topic(["And in Faro?", "Weather in Porto?"], [(WEATHER, {})]) is None
 
 
 def test_broad_tools_are_never_judged(rel: Relevance) -> None:
@@ -57,7 +57,7 @@ def test_broad_tools_are_never_judged(rel: Relevance) -> None:
         rel.scores("Which git branch am I on?", [(shell.name, shell.description)])["shell"]
         < OFF_TOPIC_BELOW
     )
-    assert rel.off_topic(["Which git branch am I on?"], [shell]) is None
+    assert rel.off_topic(["Which git branch am I on?"], [(shell, {})]) is None
 
 
 def test_without_an_embedder_nothing_is_judged() -> None:
@@ -67,8 +67,8 @@ def test_without_an_embedder_nothing_is_judged() -> None:
         loads.append(1)
 
     rel = Relevance(load=load)
-    assert rel.off_topic(["What is the capital of France?"], [TIMER]) is None
-    assert rel.off_topic(["Tell me a joke"], [TIMER]) is None
+    assert rel.off_topic(["What is the capital of France?"], [(TIMER, {})]) is None
+    assert rel.off_topic(["Tell me a joke"], [(TIMER, {})]) is None
     assert loads == [1]  # tried once, then off
 
 
@@ -82,8 +82,8 @@ def test_the_embedder_is_loaded_on_first_use_only(rel: Relevance) -> None:
 
     lazy = Relevance(load=load)
     assert loads == []
-    assert lazy.off_topic([""], [TIMER]) is None and loads == []  # nothing to judge
-    assert lazy.off_topic(["What is the capital of France?"], [TIMER]) is not None
+    assert lazy.off_topic([""], [(TIMER, {})]) is None and loads == []  # nothing to judge
+    assert lazy.off_topic(["What is the capital of France?"], [(TIMER, {})]) is not None
     assert loads == [1]
 
 
@@ -104,3 +104,71 @@ def test_a_dev_line_without_its_fields_names_file_and_line(tmp_path: Path) -> No
     bad.write_text('# pairs\n{"request": "x", "tools": [], "fits": null}\n{"request": "y"}\n')
     with pytest.raises(LarError, match=rf"^{bad}:3: needs request, tools"):
         load_dev(bad)
+
+
+def schema_tool(
+    name: str, description: str, props: dict[str, object], required: list[str]
+) -> SchemaTool:
+    schema = {"type": "object", "properties": props, "required": required}
+    return SchemaTool(name, description, schema, lambda **_: None)
+
+
+S, N = {"type": "string"}, {"type": "number"}
+EMAIL = schema_tool("send_email", "Send an email.", {"to": S, "subject": S, "body": S}, ["to"])
+CURRENCY = schema_tool(
+    "convert_currency",
+    "Convert an amount of money between currencies (ISO codes).",
+    {"amount": N, "from_currency": S, "to_currency": {"type": "string", "enum": ["EUR", "USD"]}},
+    ["amount", "from_currency", "to_currency"],
+)
+
+
+def test_a_value_the_conversation_does_not_hold_is_ungrounded() -> None:
+    args = {"amount": 100, "from_currency": "USD", "to_currency": "USD"}
+    # the enum is not judged; the amount and the source currency were made up
+    assert ungrounded(CURRENCY, args, "How much did my order 3310 cost in euros?") == [
+        "amount",
+        "from_currency",
+    ]
+    # digits (with a thousands comma), number words and a dozen count as given
+    for said in ("Convert 1,000 dollars, USD", "a thousand USD", "100 usd please"):
+        amount = 100 if "100 " in said else 1000
+        assert ungrounded(CURRENCY, {**args, "amount": amount}, said) == [], said
+    assert ungrounded(CURRENCY, {**args, "amount": 12}, "a dozen USD") == []
+
+
+def test_text_is_grounded_by_a_content_word_and_a_short_value_by_a_whole_word() -> None:
+    assert ungrounded(EMAIL, {"to": "ana@example.com"}, "Email ana@example.com: hi") == []
+    assert ungrounded(EMAIL, {"to": "Ana Silva"}, "Write to ana about dinner") == []
+    assert ungrounded(EMAIL, {"to": "friend@example.com"}, "Say hello.") == ["to"]
+    # "AU" for "the chemical symbol for gold": short values must appear as a word
+    stock = schema_tool("get_stock_price", "Latest price of a stock.", {"symbol": S}, ["symbol"])
+    assert ungrounded(stock, {"symbol": "AU"}, "What is the chemical symbol for gold?")
+    assert ungrounded(stock, {"symbol": "NY"}, "Stock of NY times") == []
+    # a phone number written with other spacing
+    sms = schema_tool("send_sms", "Send a text.", {"phone": S}, ["phone"])
+    assert ungrounded(sms, {"phone": "+447700900123"}, "Text +44 7700 900123: hi") == []
+
+
+def test_an_invented_value_makes_a_loosely_related_call_off_topic(rel: Relevance) -> None:
+    say = ["Say hello."]
+    assert OFF_TOPIC_BELOW <= rel.scores(say, [(EMAIL.name, EMAIL.description)])["send_email"]
+    off = rel.off_topic(say, [(EMAIL, {"to": "friend@example.com", "body": "Hello!"})])
+    assert off is not None and off["send_email"].invented == ("to",)
+    assert "to not in the conversation" in str(off["send_email"])
+    # the same call with the address given in the conversation (context) runs
+    context = "My friend is friend@example.com."
+    assert rel.off_topic(say, [(EMAIL, {"to": "friend@example.com"})], context) is None
+
+
+def test_values_are_not_judged_above_the_band(rel: Relevance) -> None:
+    # "a week" → days=7 fits: the request scores above GROUNDED_ABOVE, so 7 is not judged
+    forecast = schema_tool(
+        "get_forecast", "Weather forecast for the next days in a city.",
+        {"city": S, "days": {"type": "integer"}}, ["city", "days"],
+    )  # fmt: skip
+    request = ["Weather forecast for Berlin for the coming week?"]
+    assert rel.scores(request, [(forecast.name, forecast.description)])["get_forecast"] >= (
+        GROUNDED_ABOVE
+    )
+    assert rel.off_topic(request, [(forecast, {"city": "Berlin", "days": 7})]) is None

@@ -28,6 +28,7 @@ from lar.calling.corrections import (
     error_nudge,
     invented_nudge,
     prepare,
+    ungrounded_nudge,
 )
 from lar.calling.native import extract_calls
 from lar.calling.prompt import (
@@ -168,6 +169,12 @@ def _with_nudge(request: list[Message], nudge: str) -> list[Message]:
 def _last_requests(history: list[Message], n: int = 2) -> list[str]:
     """The user's last ``n`` messages, newest first."""
     return [m.content for m in reversed(history) if m.role == "user"][:n]
+
+
+def _grounding_text(history: list[Message], ctx: ToolContext) -> str:
+    """Where a first call's values may come from: the conversation and what memory adds."""
+    memory = render_memory(MemoryParts.from_state(ctx.state.get(MEMORY_KEY)))
+    return "\n".join([*(m.content for m in history if m.content), memory])
 
 
 def _blocked(call: ToolCall, reason: str) -> ToolResult:
@@ -431,14 +438,32 @@ async def run_loop(
             # Code decides: a first call to a tool unrelated to the request (get_weather for
             # "which planet is closest to the sun?") is not run; the model answers without tools.
             off = settings.relevance.off_topic(
-                _last_requests(history), [by_name[c.name] for c in calls]
+                _last_requests(history),
+                [(by_name[c.name], c.arguments) for c in calls],
+                _grounding_text(history, ctx),
             )
             if off is not None:
-                shown = ", ".join(f"{name} {score:.2f}" for name, score in off.items())
+                shown = "; ".join(f"{name} {why}" for name, why in off.items())
+                invented = [
+                    (c.name, arg, c.arguments[arg]) for c in calls for arg in off[c.name].invented
+                ]
+                if invented and "ungrounded" not in nudged:
+                    # A required value the request never gave: the step that finds it was
+                    # skipped, or no tool fits. Ask once; a second such call gets answer mode.
+                    nudged.add("ungrounded")
+                    yield Notice(
+                        "ungrounded_call",
+                        f"not run: invented values (similarity {shown}); asking once for the "
+                        "call that finds them, or the answer",
+                    )
+                    nudge = ungrounded_nudge(invented)
+                    continue
                 yield Notice(
                     "off_topic_call",
-                    f"not run: unrelated to the request (similarity {shown} < "
-                    f"{settings.relevance.threshold:.2f}); asking for the answer without tools",
+                    f"not run: unrelated to the request (similarity {shown}; threshold "
+                    f"{settings.relevance.threshold:.2f}, values checked under "
+                    f"{settings.relevance.grounded_above:.2f}); asking for the answer "
+                    "without tools",
                 )
                 answer_mode = True
                 continue

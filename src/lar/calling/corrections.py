@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lar.calling.coerce import coerce_call, fan_out, fold_name, resolve_name
 from lar.types import ToolCall
@@ -34,6 +34,7 @@ __all__ = [
     "error_in_words",
     "echoed_result",
     "ECHO_NUDGE",
+    "ungrounded_nudge",
 ]
 
 
@@ -96,6 +97,18 @@ def invented_nudge(name: str, names: Sequence[str]) -> str:
     return (
         f"There is no tool named {name}; the only tools are: {listed}. Answer my request in "
         "plain text yourself, or call one of those tools if one really fits."
+    )
+
+
+def ungrounded_nudge(invented: Sequence[tuple[str, str, Any]]) -> str:
+    """Asks once for the step that finds values the model made up ((tool, argument, value)):
+    a two-step request ("my order 3310 in euros") skipped to its second call with an
+    invented amount, or a request no tool fits ("Say hello." → send_email to someone)."""
+    shown = ", ".join(f"{a}={json.dumps(v, ensure_ascii=False)}" for _, a, v in invented)
+    return (
+        f"Not run: my request does not give {shown} for {invented[0][0]}. If another listed tool "
+        "finds that value, call that tool first; if no tool fits my request, answer it in plain "
+        "text."
     )
 
 

@@ -13,21 +13,107 @@ their descriptions cannot name what they fit, and on the dev set fitting request
 requests, not the eval suites; ``python bench/relevance.py``): the highest 0.05 step that keeps
 every fitting narrow pair. Only the first calls of a run are checked; after a tool result the
 next call follows from that result, not from the request's words.
+
+A second signal catches unrelated calls that share a word with the request (send_email for
+"Say hello.", convert_temperature for "the opposite of cold"): the model had to invent a required
+value. Below ``GROUNDED_ABOVE`` a call is off-topic too when a required free-text or number
+argument holds a value found nowhere in the conversation or memory (``to="friend@example.com"``
+for "Say hello."). Above the band, a fitting request often needs a value it does not spell out
+("a week" → ``days=7``, "yen" → ``JPY``), so values are not checked there. The band was checked
+on held-out calls (evals/relevance/grounding.jsonl; ``bench/relevance.py --calls``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lar.memory.embed import Embedder
     from lar.tools.base import Tool
 
-__all__ = ["OFF_TOPIC_BELOW", "Relevance", "tool_text"]
+__all__ = ["OFF_TOPIC_BELOW", "GROUNDED_ABOVE", "OffTopic", "Relevance", "tool_text", "ungrounded"]
 
 OFF_TOPIC_BELOW = 0.15
 """Cosine similarity under which a tool counts as unrelated to the request."""
+
+GROUNDED_ABOVE = 0.4
+"""Under this similarity, a call with an invented required value counts as unrelated too."""
+
+_NUMBER_WORDS = {
+    w: float(i)
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+} | {
+    "thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "seventy": 70.0,
+    "eighty": 80.0, "ninety": 90.0, "hundred": 100.0, "thousand": 1000.0, "dozen": 12.0,
+}  # fmt: skip
+_STOP = frozenset("the and for you your with that this from are was".split())
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.casefold()))
+
+
+def _numbers(text: str) -> set[float]:
+    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)  # 1,000 → 1000
+    found = {float(n) for n in re.findall(r"\d+(?:\.\d+)?", text)}
+    return found | {_NUMBER_WORDS[w] for w in _words(text) if w in _NUMBER_WORDS}
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\W+", "", text.casefold())
+
+
+def _grounded(value: Any, context: str, words: set[str], numbers: set[float]) -> bool:
+    """Whether the conversation holds this value: the number itself, or for text a content
+    word of it (a short value like "NY" or "AU" must appear as a whole word)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return True  # flags, lists and objects are not judged
+    if not isinstance(value, str):
+        return float(value) in numbers or _squash(str(value)) in _squash(context)
+    tokens = _words(value)
+    content = {t for t in tokens if len(t) >= 3 and t not in _STOP}
+    if content:
+        return bool(content & words) or _squash(value) in _squash(context)
+    return not tokens or tokens <= words
+
+
+def ungrounded(tool: Tool, arguments: Mapping[str, Any], context: str) -> list[str]:
+    """Required free-text or number arguments whose value ``context`` (the conversation and
+    memory) does not hold: ``["to"]`` for ``send_email(to="friend@example.com", …)`` after
+    "Say hello.". Enums, flags, lists and objects are not judged."""
+    schema = tool.parameters
+    props = schema.get("properties", {})
+    words, numbers = _words(context), _numbers(context)
+    out = []
+    for name in schema.get("required", []):
+        spec = props.get(name, {})
+        if not isinstance(spec, dict) or "enum" in spec or "const" in spec:
+            continue
+        if spec.get("type") not in ("string", "integer", "number") or name not in arguments:
+            continue
+        if not _grounded(arguments[name], context, words, numbers):
+            out.append(name)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class OffTopic:
+    """Why a call was judged unrelated: its tool's similarity to the request, and the required
+    arguments it had to invent (empty when the similarity alone decided)."""
+
+    score: float
+    invented: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        if not self.invented:
+            return f"{self.score:.2f}"
+        return f"{self.score:.2f}, {', '.join(self.invented)} not in the conversation"
 
 
 def tool_text(name: str, description: str) -> str:
@@ -48,10 +134,12 @@ class Relevance:
         threshold: float = OFF_TOPIC_BELOW,
         *,
         load: Callable[[], Embedder | None] | None = None,
+        grounded_above: float = GROUNDED_ABOVE,
     ) -> None:
         self._embedder = embedder
         self._load = load
         self.threshold = threshold
+        self.grounded_above = max(grounded_above, threshold)
 
     @property
     def embedder(self) -> Embedder | None:
@@ -73,17 +161,35 @@ class Relevance:
         sims = (vectors[len(requests) :] @ vectors[: len(requests)].T).max(axis=1)
         return {name: float(s) for (name, _), s in zip(tools, sims, strict=True)}
 
-    def off_topic(self, requests: Sequence[str], tools: Sequence[Tool]) -> dict[str, float] | None:
-        """The scores when *every* tool is narrow and below the threshold, else None.
+    def off_topic(
+        self,
+        requests: Sequence[str],
+        calls: Sequence[tuple[Tool, Mapping[str, Any]]],
+        context: str = "",
+    ) -> dict[str, OffTopic] | None:
+        """Why each call is unrelated when *every* call is, else None.
 
         ``requests`` are the user's last messages, newest first: a follow-up ("and in Faro?")
         is judged with the message it follows ("Weather in Porto?"), each tool by its best
-        score. A ``broad`` tool (shell, files, code) is never judged: "Which git branch am I
-        on?" scores 0.03 against the shell's description."""
+        score. A call is unrelated when its tool scores below the threshold, or below
+        ``grounded_above`` with a required value found nowhere in ``context`` (the requests are
+        always part of it). A ``broad`` tool (shell, files, code) is never judged: "Which git
+        branch am I on?" scores 0.03 against the shell's description."""
         requests = [r for r in requests if r.strip()]
-        if not requests or not tools or any(t.broad for t in tools):
+        if not requests or not calls or any(t.broad for t, _ in calls):
             return None
-        best = self.scores(requests, [(t.name, t.description) for t in tools])
-        if best and all(s < self.threshold for s in best.values()):
-            return best
-        return None
+        tools = {t.name: t for t, _ in calls}
+        best = self.scores(requests, [(t.name, t.description) for t in tools.values()])
+        if not best:
+            return None
+        text = "\n".join([*requests, context])
+        verdicts: dict[str, OffTopic] = {}
+        for tool, arguments in calls:
+            score = best[tool.name]
+            if score < self.threshold:
+                verdicts.setdefault(tool.name, OffTopic(score))
+            elif score < self.grounded_above and (missing := ungrounded(tool, arguments, text)):
+                verdicts[tool.name] = OffTopic(score, tuple(missing))
+            else:
+                return None
+        return verdicts
