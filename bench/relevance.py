@@ -9,6 +9,15 @@ threshold, how many unrelated requests fall below it (caught) and how many fitti
 (lost), and the threshold rule: the highest 0.05 step that loses no fitting pair. With
 ``--suites`` the same table is printed for the eval suites, for comparison only; the threshold
 is never chosen there. Writes the dev table into BENCHMARKS.md (section relevance).
+
+    .venv/bin/python bench/relevance.py --calls RESULTS [--calls-suite SUITE]
+
+replays the whole rule (threshold, and invented values under the grounding band) on the calls a
+model made: RESULTS is ``lar eval --suite SUITE --json RESULTS`` run with the check off
+(``agent.off_topic_below: null``), SUITE by default the held-out grounding cases
+(evals/relevance/grounding.jsonl). Prints each refused or passed call and how many fitting calls
+would be refused and unrelated ones caught; writes that table into BENCHMARKS.md (section
+grounding).
 """
 
 from __future__ import annotations
@@ -21,10 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import ROOT, write_section  # noqa: E402
 
-from lar.calling.relevance import OFF_TOPIC_BELOW, Relevance  # noqa: E402
+from lar.calling.prompt import call_text  # noqa: E402
+from lar.calling.relevance import GROUNDED_ABOVE, OFF_TOPIC_BELOW, Relevance  # noqa: E402
 from lar.errors import LarError  # noqa: E402
-from lar.evals.offtopic import Pair, load_dev, split_scores  # noqa: E402
+from lar.evals.offtopic import GROUNDING_SET, Pair, load_dev, replay, split_scores  # noqa: E402
 from lar.evals.toolcalls import load_suite  # noqa: E402
+from lar.jsonl import read_jsonl  # noqa: E402
 from lar.memory.embed import MiniLMEmbedder  # noqa: E402
 
 STEPS = [round(0.05 * i, 2) for i in range(1, 9)]
@@ -62,13 +73,56 @@ def table(rel: Relevance, pairs: list[Pair]) -> str:
     return "\n".join(lines)
 
 
+def replay_table(rel: Relevance, suite: Path, results: Path) -> str:
+    rows = [row for _, row in read_jsonl(results)]
+    judged = replay(rel, load_suite(suite), rows)
+    fitting = [r for r in judged if r.fits]
+    unrelated = [r for r in judged if not r.fits]
+    lines = ["| case | calls | verdict |", "|---|---|---|"]
+    for r in judged:
+        shown = "; ".join(call_text(name, args) for name, args in r.calls)
+        if r.verdict is None:
+            verdict = "runs" if r.fits else "**runs (missed)**"
+        else:
+            why = "; ".join(f"{n} {v}" for n, v in r.verdict.items())
+            verdict = f"refused: {why}" if not r.fits else f"**refused: {why}**"
+        lines.append(f"| {r.id} | `{shown}` | {verdict} |")
+    refused = sum(r.verdict is not None for r in fitting)
+    caught = sum(r.verdict is not None for r in unrelated)
+    by_value = sum(
+        r.verdict is not None and any(v.invented for v in r.verdict.values()) for r in unrelated
+    )
+    lines += [
+        "",
+        f"fitting requests with a call: {len(fitting)}, refused **{refused}**; unrelated "
+        f"requests with a call: {len(unrelated)}, caught **{caught}** ({by_value} by an invented "
+        f"value); threshold {rel.threshold:.2f}, values checked under {rel.grounded_above:.2f}",
+    ]
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", type=Path, default=ROOT / "evals" / "relevance" / "dev.jsonl")
     parser.add_argument("--suites", type=Path, help="also score these eval suites (a dir)")
     parser.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
+    parser.add_argument("--calls", type=Path, help="replay the rule on this lar eval --json file")
+    parser.add_argument("--calls-suite", type=Path, default=GROUNDING_SET)
     args = parser.parse_args()
-    rel = Relevance(MiniLMEmbedder(), OFF_TOPIC_BELOW)
+    rel = Relevance(MiniLMEmbedder(), OFF_TOPIC_BELOW, grounded_above=GROUNDED_ABOVE)
+    if args.calls:
+        try:
+            replayed = replay_table(rel, args.calls_suite, args.calls)
+        except LarError as exc:
+            raise SystemExit(str(exc)) from None
+        print(f"## calls replayed ({args.calls} on {args.calls_suite.name})\n\n{replayed}\n")
+        if not args.no_write:
+            write_section(
+                "grounding",
+                f"Off-topic rule replayed on a model's calls (`python bench/relevance.py --calls`,"
+                f" suite `{args.calls_suite.name}`):\n\n{replayed}",
+            )
+        return
     try:
         dev = table(rel, load_dev(args.set))
     except LarError as exc:  # unreadable file, a line that is not JSON

@@ -6,13 +6,14 @@ from pathlib import Path
 import pytest
 
 from lar import Agent, tool
-from lar.calling.corrections import DESCRIBED_NUDGE
+from lar.calling.corrections import DESCRIBED_NUDGE, MORE_CALLS_NUDGE
 from lar.engines.scripted import ScriptedEngine
 from lar.errors import EngineError
 from lar.types import (
     ErrorEvent,
     Final,
     Message,
+    ModelCalled,
     Notice,
     TextDelta,
     ToolCallFinished,
@@ -114,13 +115,55 @@ def test_model_that_never_stops_calling_tools_hits_max_turns() -> None:
 
 
 def test_after_a_result_the_tools_stay_listed_for_a_next_step() -> None:
-    a, engine = agent([call("lookup", key="x"), call("add", a=1, b=2), "It is 3."])
+    first = call("lookup", key="x")
+    # "and" in the request: asked once for more calls, the model repeats its call (added: none)
+    a, engine = agent([first, first, call("add", a=1, b=2), "It is 3."])
     result = a.run("look x up, then add 1 and 2")
     assert result.text == "It is 3." and calls == [(1, 2)]
     assert [c.name for c in result.tool_calls] == ["lookup", "add"]
-    assert "# Tools" in engine.calls[1][0].content  # still listed: a second call is possible
-    assert "<tool_result>" in last_user(engine, 1)
-    assert last_user(engine, 1).endswith("call the next tool if it needs another step.")
+    assert "# Tools" in engine.calls[2][0].content  # still listed: a second call is possible
+    assert "<tool_result>" in last_user(engine, 2)
+    assert last_user(engine, 2).endswith("call the next tool if it needs another step.")
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    return f"{city}: 18 degrees"
+
+
+def test_a_request_naming_several_items_is_asked_once_for_the_remaining_calls() -> None:
+    steps = [call("get_weather", city="Porto"), call("get_weather", city="Faro"), "Both mild."]
+    a, engine = agent(steps, tools=[get_weather])
+    result = a.run("Weather in Porto and in Faro?")
+    assert [c.arguments for c in result.tool_calls] == [{"city": "Porto"}, {"city": "Faro"}]
+    asked = engine.calls[1]
+    assert asked[-2].role == "assistant" and "Porto" in asked[-2].content  # its own first call
+    assert asked[-1].content == MORE_CALLS_NUDGE
+    assert "Faro: 18 degrees" in last_user(engine, 2)  # both results come back together
+    notices = {e.code: e.message for e in result.events if isinstance(e, Notice)}
+    assert notices["more_calls"].endswith('get_weather(city="Faro")')
+    models = [e for e in result.events if isinstance(e, ModelCalled)]
+    assert len(models) == 3 and result.usage.total_tokens == sum(
+        m.usage.total_tokens for m in models
+    )
+
+
+def test_made_up_or_repeated_extra_calls_are_not_added() -> None:
+    more = "\n".join(
+        call("get_weather", city=c)
+        for c in ("London", "Paris", "Tokyo")  # Tokyo: made up
+    )
+    a, _ = agent([call("get_weather", city="London"), more, "ok"], tools=[get_weather])
+    result = a.run("Weather in London and Paris?")
+    assert [c.arguments["city"] for c in result.tool_calls] == ["London", "Paris"]
+
+
+def test_a_single_item_request_costs_no_extra_generation() -> None:
+    a, engine = agent([call("get_weather", city="Porto"), "Mild."], tools=[get_weather])
+    a.run("Weather in Porto?")
+    engine.assert_complete()
+    assert len(engine.calls) == 2
 
 
 def test_repeating_a_failed_call_switches_to_answer_mode() -> None:
@@ -420,9 +463,31 @@ def test_a_skipped_first_step_is_asked_for_once() -> None:
     notices = {e.code: e.message for e in result.events if isinstance(e, Notice)}
     assert "amount, from_currency not in the conversation" in notices["ungrounded_call"]
     nudge = last_user(engine, 1)
-    assert 'does not give amount=100, from_currency="USD" for convert_currency' in nudge
+    assert 'does not give amount=100, from_currency="USD". Find it first' in nudge
     assert "# Tools" in engine.calls[1][0].content  # the tools stay listed for the first step
     assert "does not give" not in last_user(engine, 2)  # the nudge is given for one turn only
+
+
+@pytest.mark.off_topic
+def test_a_call_waiting_for_another_calls_result_is_deferred() -> None:
+    # both steps in one reply, the second with a placeholder for the first one's result
+    both = "\n".join(
+        [
+            call("get_order", order_id="3310"),
+            call("convert_currency", amount=0, from_currency="USD", to_currency="EUR"),
+        ]
+    )
+    steps = [
+        both,
+        call("convert_currency", amount=120, from_currency="USD", to_currency="EUR"),
+        "108 euros.",
+    ]
+    a, _ = agent(steps, tools=[get_order, convert_currency])
+    result = a.run("How much did my order 3310 cost in euros?")
+    assert [c.name for c in result.tool_calls] == ["get_order", "convert_currency"]
+    assert calls == [(120, 0)]  # the placeholder call never ran
+    notices = {e.code: e.message for e in result.events if isinstance(e, Notice)}
+    assert "convert_currency 0.36, amount, from_currency not in" in notices["deferred_call"]
 
 
 @pytest.mark.off_topic

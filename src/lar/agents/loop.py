@@ -21,12 +21,15 @@ from lar.agents.state import Status, TaskRecorder
 from lar.calling.corrections import (
     DESCRIBED_NUDGE,
     ECHO_NUDGE,
+    MORE_CALLS_NUDGE,
     described_call,
     echoed_error,
     echoed_result,
     error_in_words,
     error_nudge,
     invented_nudge,
+    more_calls,
+    names_several,
     prepare,
     ungrounded_nudge,
 )
@@ -437,16 +440,20 @@ async def run_loop(
         if protocol and settings.relevance is not None and not completed and not last_turn:
             # Code decides: a first call to a tool unrelated to the request (get_weather for
             # "which planet is closest to the sun?") is not run; the model answers without tools.
-            off = settings.relevance.off_topic(
+            verdicts = settings.relevance.judge(
                 _last_requests(history),
                 [(by_name[c.name], c.arguments) for c in calls],
                 _grounding_text(history, ctx),
             )
-            if off is not None:
-                shown = "; ".join(f"{name} {why}" for name, why in off.items())
-                invented = [
-                    (c.name, arg, c.arguments[arg]) for c in calls for arg in off[c.name].invented
-                ]
+            off = [(c, v) for c, v in zip(calls, verdicts, strict=True) if v is not None]
+            shown = "; ".join(f"{c.name} {v}" for c, v in off)
+            if off and len(off) < len(calls):
+                # Some calls fit: they run first. A call made in the same reply with a value
+                # nobody gave ("amount": "<order_result>") waits for their results.
+                calls = [c for c, v in zip(calls, verdicts, strict=True) if v is None]
+                yield Notice("deferred_call", f"not run: {shown}; the calls that fit run first")
+            elif off:
+                invented = [(c.name, arg, c.arguments[arg]) for c, v in off for arg in v.invented]
                 if invented and "ungrounded" not in nudged:
                     # A required value the request never gave: the step that finds it was
                     # skipped, or no tool fits. Ask once; a second such call gets answer mode.
@@ -467,6 +474,46 @@ async def run_loop(
                 )
                 answer_mode = True
                 continue
+        if (
+            protocol
+            and not completed
+            and not nudged
+            and not last_turn
+            and len(calls) == 1
+            and names_several(_last_requests(history, 1)[0] if history else "")
+        ):
+            # Small models call for the first item of "Porto and Faro" and then invent the
+            # second's answer. Ask once, before anything runs, for the calls the request needs;
+            # only new calls whose values the conversation holds are added.
+            nudged.add("more")
+            asked = [
+                *request,
+                Message("assistant", response.content),
+                Message("user", MORE_CALLS_NUDGE),
+            ]
+            try:
+                more = await engine.generate(asked, None, **settings.params)
+            except EngineError as exc:
+                yield Notice("more_calls", f"could not ask for more calls: {exc}")
+            else:
+                usage = usage + more.usage
+                found = extract_calls(more, known, codeact=settings.codeact).calls
+                extra = more_calls(calls, found, by_name, call_hash, _grounding_text(history, ctx))
+                yield ModelCalled(
+                    turn=turn,
+                    model=more.model or engine.name,
+                    engine=more.engine or engine.kind,
+                    usage=more.usage,
+                    timings=more.timings,
+                    tool_calls=len(extra),
+                    source=more.source or engine.name,
+                )
+                if extra:
+                    shown = ", ".join(call_text(c.name, c.arguments) for c in extra)
+                    yield Notice(
+                        "more_calls", f"asked once for the calls the request needs: {shown}"
+                    )
+                    calls = [*calls, *extra]
         parsed.calls = calls
         repeats = [c for c in parsed.calls if call_hash(c) in completed]
         if repeats:

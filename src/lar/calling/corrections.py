@@ -35,6 +35,9 @@ __all__ = [
     "echoed_result",
     "ECHO_NUDGE",
     "ungrounded_nudge",
+    "MORE_CALLS_NUDGE",
+    "names_several",
+    "more_calls",
 ]
 
 
@@ -103,13 +106,51 @@ def invented_nudge(name: str, names: Sequence[str]) -> str:
 def ungrounded_nudge(invented: Sequence[tuple[str, str, Any]]) -> str:
     """Asks once for the step that finds values the model made up ((tool, argument, value)):
     a two-step request ("my order 3310 in euros") skipped to its second call with an
-    invented amount, or a request no tool fits ("Say hello." → send_email to someone)."""
+    invented amount, or a request no tool fits ("Say hello." → send_email to someone).
+    Naming the order of steps ("call the tool that gives it, then …") is what moved the 1.5B
+    to the first step; "if another tool finds that value" alone did not (docs/evals.md)."""
     shown = ", ".join(f"{a}={json.dumps(v, ensure_ascii=False)}" for _, a, v in invented)
     return (
-        f"Not run: my request does not give {shown} for {invented[0][0]}. If another listed tool "
-        "finds that value, call that tool first; if no tool fits my request, answer it in plain "
-        "text."
+        f"Not run: my request does not give {shown}. Find it first: call the listed tool that "
+        f"gives it, then {invented[0][0]} with the value it returns. If no tool fits my request, "
+        "answer it in plain text."
     )
+
+
+MORE_CALLS_NUDGE = (
+    "Check my request again: does it name more items than these calls cover (another city, "
+    "number, room or action)? Reply with all the calls my request needs, one <tool_call> block "
+    "each, including the ones above."
+)
+_SEVERAL_RE = re.compile(r"\band\b|&|,|;|\bboth\b|\balso\b", re.I)
+
+
+def names_several(request: str) -> bool:
+    """Whether a request may name several items ("Porto and Faro", "10, 20"): the cheap gate
+    before asking for more calls, so a plain request costs no extra generation."""
+    return bool(_SEVERAL_RE.search(request))
+
+
+def more_calls(
+    calls: Sequence[ToolCall],
+    extra: Sequence[ToolCall],
+    tools: Mapping[str, Tool],
+    key: Callable[[ToolCall], str],
+    context: str,
+) -> list[ToolCall]:
+    """The calls of ``extra`` worth adding to ``calls``: to listed tools, not already made,
+    and with every required value found in ``context`` (asked for more, the 1.5B adds made-up
+    items: Tokyo to "London, Paris and Madrid", MSFT to "AAPL and GOOG")."""
+    from lar.calling.relevance import ungrounded
+
+    seen = {key(c) for c in calls}
+    out = []
+    for call in prepare(extra, tools, key).calls:
+        if key(call) in seen or ungrounded(tools[call.name], call.arguments, context):
+            continue
+        seen.add(key(call))
+        out.append(call)
+    return out
 
 
 DESCRIBED_NUDGE = (

@@ -72,10 +72,13 @@ def _squash(text: str) -> str:
 def _grounded(value: Any, context: str, words: set[str], numbers: set[float]) -> bool:
     """Whether the conversation holds this value: the number itself, or for text a content
     word of it (a short value like "NY" or "AU" must appear as a whole word)."""
+    if isinstance(value, list) and value and all(isinstance(v, (int, float, str)) for v in value):
+        return all(_grounded(v, context, words, numbers) for v in value)  # packed items
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return True  # flags, lists and objects are not judged
+        return True  # flags, objects and other lists are not judged
     if not isinstance(value, str):
-        return float(value) in numbers or _squash(str(value)) in _squash(context)
+        digits = _squash(str(value))  # a long number written with spaces: +44 7700 900123
+        return float(value) in numbers or (len(digits) >= 4 and digits in _squash(context))
     tokens = _words(value)
     content = {t for t in tokens if len(t) >= 3 and t not in _STOP}
     if content:
@@ -153,21 +156,23 @@ class Relevance:
         """Cosine similarity of each (name, description) to the request, or its best over
         several requests; {} without an embedder. One encode call for all texts."""
         requests = [request] if isinstance(request, str) else list(request)
+        if not tools or not requests:
+            return {}
         embedder = self.embedder
-        if not tools or not requests or embedder is None:
+        if embedder is None:
             return {}
         texts = [tool_text(name, description) for name, description in tools]
         vectors = embedder.encode([*requests, *texts])
         sims = (vectors[len(requests) :] @ vectors[: len(requests)].T).max(axis=1)
         return {name: float(s) for (name, _), s in zip(tools, sims, strict=True)}
 
-    def off_topic(
+    def judge(
         self,
         requests: Sequence[str],
         calls: Sequence[tuple[Tool, Mapping[str, Any]]],
         context: str = "",
-    ) -> dict[str, OffTopic] | None:
-        """Why each call is unrelated when *every* call is, else None.
+    ) -> list[OffTopic | None]:
+        """Per call, why it is unrelated to the request, or None when it may run.
 
         ``requests`` are the user's last messages, newest first: a follow-up ("and in Faro?")
         is judged with the message it follows ("Weather in Porto?"), each tool by its best
@@ -176,20 +181,33 @@ class Relevance:
         always part of it). A ``broad`` tool (shell, files, code) is never judged: "Which git
         branch am I on?" scores 0.03 against the shell's description."""
         requests = [r for r in requests if r.strip()]
-        if not requests or not calls or any(t.broad for t, _ in calls):
-            return None
-        tools = {t.name: t for t, _ in calls}
-        best = self.scores(requests, [(t.name, t.description) for t in tools.values()])
-        if not best:
-            return None
+        narrow = {t.name: t for t, _ in calls if not t.broad}
+        best = self.scores(requests, [(t.name, t.description) for t in narrow.values()])
+        if not best:  # nothing to judge (no request, only broad tools) or no embedder
+            return [None] * len(calls)
         text = "\n".join([*requests, context])
-        verdicts: dict[str, OffTopic] = {}
+        out: list[OffTopic | None] = []
         for tool, arguments in calls:
-            score = best[tool.name]
-            if score < self.threshold:
-                verdicts.setdefault(tool.name, OffTopic(score))
+            score = best.get(tool.name)
+            if score is None:  # broad
+                out.append(None)
+            elif score < self.threshold:
+                out.append(OffTopic(score))
             elif score < self.grounded_above and (missing := ungrounded(tool, arguments, text)):
-                verdicts[tool.name] = OffTopic(score, tuple(missing))
+                out.append(OffTopic(score, tuple(missing)))
             else:
-                return None
-        return verdicts
+                out.append(None)
+        return out
+
+    def off_topic(
+        self,
+        requests: Sequence[str],
+        calls: Sequence[tuple[Tool, Mapping[str, Any]]],
+        context: str = "",
+    ) -> dict[str, OffTopic] | None:
+        """Why each call is unrelated (by tool name) when *every* call is (``judge``), else
+        None."""
+        verdicts = self.judge(requests, calls, context)
+        if not calls or any(v is None for v in verdicts):
+            return None
+        return {t.name: v for (t, _), v in zip(calls, verdicts, strict=True) if v is not None}
