@@ -141,6 +141,10 @@ def test_text_is_grounded_by_a_content_word_and_a_short_value_by_a_whole_word() 
     assert ungrounded(EMAIL, {"to": "ana@example.com"}, "Email ana@example.com: hi") == []
     assert ungrounded(EMAIL, {"to": "Ana Silva"}, "Write to ana about dinner") == []
     assert ungrounded(EMAIL, {"to": "friend@example.com"}, "Say hello.") == ["to"]
+    # a one-word value must be there whole, not just share a word with the conversation
+    told = "My friend's address is rui@example.org."
+    assert ungrounded(EMAIL, {"to": "friend@example.com"}, told) == ["to"]
+    assert ungrounded(EMAIL, {"to": "EUR"}, "Price in euros?") == []  # a code for a word
     # "AU" for "the chemical symbol for gold": short values must appear as a word
     stock = schema_tool("get_stock_price", "Latest price of a stock.", {"symbol": S}, ["symbol"])
     assert ungrounded(stock, {"symbol": "AU"}, "What is the chemical symbol for gold?")

@@ -156,3 +156,34 @@ def test_agent_memory_true_opens_the_configured_store(lar_home: Path) -> None:
     agent.run("I live in Porto.")
     agent.close()
     assert [r.content for r in MemoryStore(lar_home / "lar.db").records()] == ["I live in Porto."]
+
+
+@pytest.mark.off_topic
+def test_the_off_topic_check_uses_memory_and_its_embedder(
+    lar_home: Path, minilm: MiniLMEmbedder
+) -> None:
+    sent: list[str] = []
+
+    @tool
+    def send_email(to: str, body: str) -> str:
+        """Send an email."""
+        sent.append(to)
+        return "sent"
+
+    first = Agent(engine=ScriptedEngine(["Noted!"]), memory=memory(lar_home, minilm))
+    first.run("Remember that my friend Rui's email address is rui.m@example.org, please.")
+    first.close()
+    made_up = call("send_email", to="friend@example.com", body="Hello!")
+    remembered = call("send_email", to="rui.m@example.org", body="Hello!")
+    steps = [made_up, remembered, "Sent."]
+    second = Agent(
+        engine=ScriptedEngine(steps), memory=memory(lar_home, minilm), tools=[send_email]
+    )
+    result = second.run("Say hello to Rui.")  # send_email scores 0.23: values are checked
+    # the made-up address is not sent to; the one memory holds is (recalled into the prompt)
+    assert sent == ["rui.m@example.org"] and result.text == "Sent."
+    assert any(getattr(e, "code", "") == "ungrounded_call" for e in result.events)
+    ((_, _, settings),) = second._models.values()
+    assert settings.relevance is not None and second.memory is not None
+    assert settings.relevance.embedder is second.memory.store.embedder  # no second model load
+    second.close()

@@ -70,8 +70,9 @@ def _squash(text: str) -> str:
 
 
 def _grounded(value: Any, context: str, words: set[str], numbers: set[float]) -> bool:
-    """Whether the conversation holds this value: the number itself, or for text a content
-    word of it (a short value like "NY" or "AU" must appear as a whole word)."""
+    """Whether the conversation holds this value: the number itself; a one-word value (a
+    name, symbol, address) whole, with any spacing; free text by one of its content words.
+    ``friend@example.com`` is not held by "my friend's address is rui@example.org"."""
     if isinstance(value, list) and value and all(isinstance(v, (int, float, str)) for v in value):
         return all(_grounded(v, context, words, numbers) for v in value)  # packed items
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
@@ -80,10 +81,17 @@ def _grounded(value: Any, context: str, words: set[str], numbers: set[float]) ->
         digits = _squash(str(value))  # a long number written with spaces: +44 7700 900123
         return float(value) in numbers or (len(digits) >= 4 and digits in _squash(context))
     tokens = _words(value)
+    if len(value.split()) == 1:  # a word, name, symbol, address or number: all of it
+        squashed = _squash(value)
+        if not squashed or tokens <= words:
+            return True
+        if len(squashed) >= 3 and any(w.startswith(squashed) for w in words):
+            return True  # "EUR" for "euros"
+        return len(squashed) > 3 and squashed in _squash(context)  # +44 7700 900123
     content = {t for t in tokens if len(t) >= 3 and t not in _STOP}
-    if content:
-        return bool(content & words) or _squash(value) in _squash(context)
-    return not tokens or tokens <= words
+    if content:  # free text (a body, a title) is reworded: one content word is enough
+        return bool(content & words)
+    return tokens <= words
 
 
 def ungrounded(tool: Tool, arguments: Mapping[str, Any], context: str) -> list[str]:
