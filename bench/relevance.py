@@ -81,6 +81,7 @@ def replay_table(rel: Relevance, suite: Path, results: Path) -> str:
     lines = ["| case | calls | verdict |", "|---|---|---|"]
     for r in judged:
         shown = "; ".join(call_text(name, args) for name, args in r.calls)
+        shown = shown if len(shown) <= 120 else shown[:119] + "…"
         if r.verdict is None:
             verdict = "runs" if r.fits else "**runs (missed)**"
         else:
@@ -119,8 +120,9 @@ def main() -> None:
         if not args.no_write:
             write_section(
                 "grounding",
-                f"Off-topic rule replayed on a model's calls (`python bench/relevance.py --calls`,"
-                f" suite `{args.calls_suite.name}`):\n\n{replayed}",
+                f"Off-topic rule replayed on a model's calls (`python bench/relevance.py --calls "
+                f"{args.calls.name}`, suite `{args.calls_suite.name}`; the calls were made with "
+                f"the check off):\n\n{replayed}",
             )
         return
     try:

@@ -145,6 +145,9 @@ def test_text_is_grounded_by_a_content_word_and_a_short_value_by_a_whole_word() 
     told = "My friend's address is rui@example.org."
     assert ungrounded(EMAIL, {"to": "friend@example.com"}, told) == ["to"]
     assert ungrounded(EMAIL, {"to": "EUR"}, "Price in euros?") == []  # a code for a word
+    # a time by its numbers, in digits or words; a date nobody gave is made up
+    assert ungrounded(EMAIL, {"to": "07:00"}, "Wake me at seven in the morning.") == []
+    assert ungrounded(EMAIL, {"to": "2024-02-29"}, "How many days in a leap year?") == ["to"]
     # "AU" for "the chemical symbol for gold": short values must appear as a word
     stock = schema_tool("get_stock_price", "Latest price of a stock.", {"symbol": S}, ["symbol"])
     assert ungrounded(stock, {"symbol": "AU"}, "What is the chemical symbol for gold?")

@@ -71,7 +71,8 @@ def _squash(text: str) -> str:
 
 def _grounded(value: Any, context: str, words: set[str], numbers: set[float]) -> bool:
     """Whether the conversation holds this value: the number itself; a one-word value (a
-    name, symbol, address) whole, with any spacing; free text by one of its content words.
+    name, symbol, address) whole, with any spacing; a time or date by its non-zero numbers;
+    free text by one of its content words.
     ``friend@example.com`` is not held by "my friend's address is rui@example.org"."""
     if isinstance(value, list) and value and all(isinstance(v, (int, float, str)) for v in value):
         return all(_grounded(v, context, words, numbers) for v in value)  # packed items
@@ -87,6 +88,10 @@ def _grounded(value: Any, context: str, words: set[str], numbers: set[float]) ->
             return True
         if len(squashed) >= 3 and any(w.startswith(squashed) for w in words):
             return True  # "EUR" for "euros"
+        if re.fullmatch(r"[\d:./-]+", value):  # a time or date: "07:00" for "seven am"
+            parts = {float(n) for n in re.findall(r"\d+", value)} - {0.0}
+            if parts and parts <= numbers:
+                return True
         return len(squashed) > 3 and squashed in _squash(context)  # +44 7700 900123
     content = {t for t in tokens if len(t) >= 3 and t not in _STOP}
     if content:  # free text (a body, a title) is reworded: one content word is enough
