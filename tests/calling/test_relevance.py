@@ -179,3 +179,19 @@ def test_values_are_not_judged_above_the_band(rel: Relevance) -> None:
         GROUNDED_ABOVE
     )
     assert rel.off_topic(request, [(forecast, {"city": "Berlin", "days": 7})]) is None
+
+
+def test_replay_judges_recorded_first_calls_like_the_loop(rel: Relevance) -> None:
+    from lar.evals.offtopic import GROUNDING_SET, replay
+    from lar.evals.toolcalls import load_suite
+
+    rows = [
+        {"id": "fits-01", "calls": [["set_timer", {"minutes": 30}]]},  # "half an hour"
+        {"id": "unrelated-10", "calls": [["send_email", {"to": "x@example.com", "body": "No"}]]},
+        {"id": "unrelated-03", "calls": []},  # abstained: nothing to judge
+    ]
+    judged = {r.id: r for r in replay(rel, load_suite(GROUNDING_SET), rows)}
+    assert set(judged) == {"fits-01", "unrelated-10"}
+    assert judged["fits-01"].fits and judged["fits-01"].verdict is None
+    verdict = judged["unrelated-10"].verdict
+    assert verdict is not None and verdict["send_email"].invented == ("to", "body")
