@@ -255,6 +255,8 @@ def test_secrets_never_reach_the_trace(lar_home: Path, monkeypatch: pytest.Monke
     engine = ScriptedEngine(
         [
             ModelResponse(f'{{"name": "add", "arguments": {{"a": 1, "b": 2}}}} {secret}'),
+            # "1 and 2": asked once for more calls, the model repeats its call and the secret
+            ModelResponse(f'{{"name": "add", "arguments": {{"a": 1, "b": 2}}}} {secret}'),
             ModelResponse(f"Done; your key {secret} is safe."),
         ]
     )
