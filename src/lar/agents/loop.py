@@ -180,6 +180,22 @@ def _grounding_text(history: list[Message], ctx: ToolContext) -> str:
     return "\n".join([*(m.content for m in history if m.content), memory])
 
 
+def _model_called(
+    turn: int, engine: Engine, response: ModelResponse, tool_calls: int, **more: Any
+) -> ModelCalled:
+    """The event for one model call, named by what answered (or the engine's own name)."""
+    return ModelCalled(
+        turn=turn,
+        model=response.model or engine.name,
+        engine=response.engine or engine.kind,
+        usage=response.usage,
+        timings=response.timings,
+        tool_calls=tool_calls,
+        source=response.source or engine.name,
+        **more,
+    )
+
+
 def _blocked(call: ToolCall, reason: str) -> ToolResult:
     err = ToolError(error="loop detected", detail=reason, code="loop_blocked")
     return ToolResult(call.id, call.name, reason, ok=False, error=err)
@@ -359,18 +375,15 @@ async def run_loop(
             energy_j, power_w = settings.meter.stop(metering)
         usage = usage + response.usage
         parsed = extract_calls(response, known if tools else {}, codeact=settings.codeact)
-        yield ModelCalled(
-            turn=turn,
-            model=response.model or engine.name,
-            engine=response.engine or engine.kind,
-            usage=response.usage,
-            timings=response.timings,
-            tool_calls=len(parsed.calls),
+        yield _model_called(
+            turn,
+            engine,
+            response,
+            len(parsed.calls),
             repaired=parsed.repaired,
             energy_j=energy_j,
             power_w=power_w,
             failover=response.failover,
-            source=response.source or engine.name,
             prompt_parts=parts,
         )
         if response.failover:
@@ -499,15 +512,7 @@ async def run_loop(
                 usage = usage + more.usage
                 found = extract_calls(more, known, codeact=settings.codeact).calls
                 extra = more_calls(calls, found, by_name, call_hash, _grounding_text(history, ctx))
-                yield ModelCalled(
-                    turn=turn,
-                    model=more.model or engine.name,
-                    engine=more.engine or engine.kind,
-                    usage=more.usage,
-                    timings=more.timings,
-                    tool_calls=len(extra),
-                    source=more.source or engine.name,
-                )
+                yield _model_called(turn, engine, more, len(extra))
                 if extra:
                     shown = ", ".join(call_text(c.name, c.arguments) for c in extra)
                     yield Notice(
