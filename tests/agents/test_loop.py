@@ -7,6 +7,7 @@ import pytest
 
 from lar import Agent, tool
 from lar.calling.corrections import DESCRIBED_NUDGE, MORE_CALLS_NUDGE
+from lar.calling.prompt import ANSWER_MODE_NOTE, NO_TOOL_NOTE
 from lar.engines.scripted import ScriptedEngine
 from lar.errors import EngineError
 from lar.types import (
@@ -303,7 +304,10 @@ def test_inventing_again_after_the_nudge_asks_for_the_answer_without_tools() -> 
     a, engine = agent([call("get_capital", country="France")] * 2 + ["Paris."])
     result = a.run("Capital of France?")
     assert result.tool_calls == [] and result.text == "Paris."
-    assert "# Tools" not in engine.calls[2][0].content  # answer mode: tools withheld
+    system = engine.calls[2][0].content
+    assert "# Tools" not in system  # answer mode: tools withheld
+    # nothing was fetched: the model answers from what it knows, not from "that data"
+    assert NO_TOOL_NOTE in system and ANSWER_MODE_NOTE not in system
 
 
 def test_inventing_to_the_end_says_so_and_runs_nothing() -> None:
@@ -360,9 +364,11 @@ def test_model_calls_report_the_prompt_parts_when_fitted() -> None:
 def test_reply_is_taken_in_answer_mode_too() -> None:
     # After a repeated call the listing is withheld; a model that still "calls" reply answers.
     steps = [call("add", a=1, b=2), call("add", a=1, b=2), call("reply", text="It is 3.")]
-    a, _ = agent(steps)
+    a, engine = agent(steps)
     result = a.run("1+2?")
     assert result.text == "It is 3." and calls == [(1, 2)]
+    system = engine.calls[2][0].content  # answer mode after a result: use that data
+    assert ANSWER_MODE_NOTE in system and NO_TOOL_NOTE not in system
 
 
 def test_an_answer_that_only_repeats_the_result_is_asked_for_once() -> None:
@@ -389,6 +395,7 @@ def test_a_first_call_to_an_unrelated_tool_is_not_run_and_tools_are_withheld() -
     assert "similarity add 0.04; threshold 0.15" in notices["off_topic_call"]
     assert "# Tools" in engine.calls[0][0].content
     assert "# Tools" not in engine.calls[1][0].content  # answer mode
+    assert NO_TOOL_NOTE in engine.calls[1][0].content  # nothing ran: no "use that data"
     assert [m.role for m in history] == ["user", "assistant"]  # the refused call is not kept
 
 

@@ -35,10 +35,10 @@ from lar.calling.corrections import (
 )
 from lar.calling.native import extract_calls
 from lar.calling.prompt import (
-    ANSWER_MODE_NOTE,
     ANSWER_MODE_TAIL,
     NEXT_STEP_TAIL,
     REPLY_TOOL,
+    answer_mode_note,
     call_text,
     fold_tool_results,
     has_reply,
@@ -123,10 +123,11 @@ def system_message(
     answer_mode: bool,
     memory: MemoryParts | None = None,
     summary: str = "",
+    history: Sequence[Message] = (),
 ) -> Message:
     base = settings.system_prompt
     if answer_mode:
-        text = f"{base}\n\n{ANSWER_MODE_NOTE}"
+        text = f"{base}\n\n{answer_mode_note(history)}"
     elif settings.track == "protocol":
         text = protocol_system_prompt(base, tools)
     else:
@@ -345,7 +346,13 @@ async def run_loop(
                     yield event
                 reported = now
         system = system_message(
-            settings, listed, ctx, answer_mode=answer_mode, memory=memory, summary=summary
+            settings,
+            listed,
+            ctx,
+            answer_mode=answer_mode,
+            memory=memory,
+            summary=summary,
+            history=view,
         )
         request = [system, *render_history(view, settings.track, answer_mode=answer_mode)]
         if nudge:
@@ -593,7 +600,7 @@ async def fit_request(
     completed: dict[str, ToolResult],
 ) -> Any:
     assert settings.n_ctx is not None
-    base = settings.system_prompt + (f"\n\n{ANSWER_MODE_NOTE}" if answer_mode else "")
+    base = settings.system_prompt + (f"\n\n{answer_mode_note(history)}" if answer_mode else "")
     checkpoint = ctx.state.get(CHECKPOINT_KEY)
     if checkpoint:
         base += f"\n\nYour working checkpoint (your own notes on this task):\n{checkpoint}"
