@@ -166,7 +166,25 @@ def test_resume_runs_only_the_missing_cases(lar_home: Path, tmp_path: Path) -> N
         asked = {m["content"] for r in srv.requests[before:] for m in r["messages"]
                  if m["role"] == "user"}  # fmt: skip
         assert asked == {"Weather in Porto and in Faro?"}
-    resumed = [json.loads(x) for x in out_json.read_text().splitlines()]
+        # A case whose row is an error (the engine timed out) runs again; the new row counts.
+        timed_out = {**json.loads(rows[1]), "ok": False, "error": "engine timed out"}
+        out_json.write_text(f"{rows[0]}\n{json.dumps(timed_out)}\n")
+        before = len(srv.requests)
+        third = _eval(lar_home, "--json", str(out_json), "--resume")
+        assert third.returncode == 0, third.stderr
+        asked = {m["content"] for r in srv.requests[before:] for m in r["messages"]
+                 if m["role"] == "user"}  # fmt: skip
+        assert asked == {"Translate 'good morning' into French.", "Weather in Porto and in Faro?"}
+        rows_out = {ln.split("│")[1].strip(): ln for ln in third.stdout.splitlines() if "│" in ln}
+        assert "66.7%" in rows_out["all"] and " 3 " in rows_out["all"]
+        kept = [json.loads(x) for x in out_json.read_text().splitlines()]
+        assert [(r["id"], r["error"]) for r in kept] == [
+            ("w1", None),
+            ("a1", "engine timed out"),
+            ("a1", None),
+            ("p1", None),
+        ]  # nothing is lost: the error row stays in the file
+    resumed = [r for r in kept if r["error"] is None]
     assert [r["id"] for r in resumed] == ["w1", "a1", "p1"]
     # The table counts all three, the kept ones included.
     rows_out = {ln.split("│")[1].strip(): ln for ln in again.stdout.splitlines() if "│" in ln}

@@ -73,7 +73,8 @@ def eval_command(
         bool,
         typer.Option(
             help="Keep the results already in the --json file and run only the missing cases "
-            "(per track): a long run that stopped goes on where it was."
+            "(per track), and those whose result was an error (the engine failed or timed "
+            "out): a long run that stopped goes on where it was."
         ),
     ] = False,
     failures: Annotated[bool, typer.Option(help="List the cases that failed, and why.")] = False,
@@ -193,7 +194,10 @@ def eval_command(
 
 
 def _read_results(path: Path, cases: dict[str, Any]) -> dict[tuple[str, str], Any]:
-    """(track, case id) → result, from a results file; a bad line stops with file:line."""
+    """(track, case id) → result, from a results file; a bad line stops with file:line.
+
+    The newest row of a case counts. A case whose newest row is an error (the engine failed or
+    timed out) is left out, so ``--resume`` runs it again rather than keeping the failure."""
     from lar.evals.toolcalls import CaseResult
     from lar.evals.toolcalls import SuiteError as error
     from lar.jsonl import read_jsonl
@@ -206,7 +210,11 @@ def _read_results(path: Path, cases: dict[str, Any]) -> dict[tuple[str, str], An
         if case is None:
             continue  # a case not selected this time: kept in the file, not counted
         try:
-            done[(row["track"], case.id)] = CaseResult.from_row(case, row)
+            result = CaseResult.from_row(case, row)
         except error as exc:
             raise error(f"{path}:{n}: {exc}") from None
+        if result.error is None:
+            done[(row["track"], case.id)] = result
+        else:
+            done.pop((row["track"], case.id), None)
     return done
