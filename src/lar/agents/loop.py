@@ -19,19 +19,14 @@ from lar.agents.context import MemoryParts, TokenCounter, fit, render_memory
 from lar.agents.guard import LoopGuard, call_hash
 from lar.agents.state import Status, TaskRecorder
 from lar.calling.corrections import (
-    DESCRIBED_NUDGE,
-    ECHO_NUDGE,
     MORE_CALLS_NUDGE,
-    described_call,
-    echoed_error,
-    echoed_result,
-    error_in_words,
-    error_nudge,
+    Correction,
     invented_nudge,
     more_calls,
     names_several,
     prepare,
-    ungrounded_nudge,
+    review_answer,
+    review_first_calls,
 )
 from lar.calling.native import extract_calls
 from lar.calling.prompt import (
@@ -431,28 +426,22 @@ async def run_loop(
             if prepared.invented and not answer.strip():
                 names = ", ".join(c.name for c in prepared.invented)
                 answer = f"I have no tool for that: {names} is not one of my tools."
-            if protocol and not last_turn and not answer_mode:
-                talked = described_call(answer, list(by_name))
-                if talked is not None and "described" not in nudged:
-                    nudged.add("described")
-                    yield Notice("described_call", f"the model described a call to {talked}")
-                    nudge = DESCRIBED_NUDGE
-                    continue
-            if protocol and not last_turn and "echo" not in nudged:
-                seen = [r.content for r in completed.values() if r.ok]
-                if echoed_result(answer, seen):
-                    nudged.add("echo")
-                    yield Notice("echoed_result", "the model repeated a tool result as its answer")
-                    nudge = ECHO_NUDGE
-                    continue
-            if errors and echoed_error(answer, [c for _, c in errors]):
-                name, content = errors[-1]
-                if "error" not in nudged and not last_turn:
-                    nudged.add("error")
-                    yield Notice("echoed_error", f"the model repeated the error of {name}")
-                    nudge = error_nudge(name, content)
-                    continue
-                answer = error_in_words(name, content)
+            review = review_answer(
+                answer,
+                tools=list(by_name),
+                results=[r.content for r in completed.values() if r.ok],
+                errors=errors,
+                nudged=nudged,
+                protocol=protocol,
+                answer_mode=answer_mode,
+                last_turn=last_turn,
+            )
+            if isinstance(review, Correction):
+                nudged.add(review.kind)
+                yield Notice(review.code, review.message)
+                nudge = review.nudge
+                continue
+            answer = review
             history.append(Message("assistant", answer))
             _finish(recorder, history, ctx, "succeeded", answer)
             yield Final(answer, "answer", usage, _ms(started), turn)
@@ -465,35 +454,15 @@ async def run_loop(
                 [(by_name[c.name], c.arguments) for c in calls],
                 _grounding_text(history, ctx),
             )
-            off = [(c, v) for c, v in zip(calls, verdicts, strict=True) if v is not None]
-            shown = "; ".join(f"{c.name} {v}" for c, v in off)
-            if off and len(off) < len(calls):
-                # Some calls fit: they run first. A call made in the same reply with a value
-                # nobody gave ("amount": "<order_result>") waits for their results.
-                calls = [c for c, v in zip(calls, verdicts, strict=True) if v is None]
-                yield Notice("deferred_call", f"not run: {shown}; the calls that fit run first")
-            elif off:
-                invented = [(c.name, arg, c.arguments[arg]) for c, v in off for arg in v.invented]
-                if invented and "ungrounded" not in nudged:
-                    # A required value the request never gave: the step that finds it was
-                    # skipped, or no tool fits. Ask once; a second such call gets answer mode.
-                    nudged.add("ungrounded")
-                    yield Notice(
-                        "ungrounded_call",
-                        f"not run: invented values (similarity {shown}); asking once for the "
-                        "call that finds them, or the answer",
-                    )
-                    nudge = ungrounded_nudge(invented)
+            calls, correction = review_first_calls(calls, verdicts, settings.relevance, nudged)
+            if correction is not None:
+                yield Notice(correction.code, correction.message)
+                if not calls:  # none runs this turn
+                    if correction.kind:
+                        nudged.add(correction.kind)
+                    nudge = correction.nudge
+                    answer_mode = answer_mode or correction.answer_mode
                     continue
-                yield Notice(
-                    "off_topic_call",
-                    f"not run: unrelated to the request (similarity {shown}; threshold "
-                    f"{settings.relevance.threshold:.2f}, values checked under "
-                    f"{settings.relevance.grounded_above:.2f}); asking for the answer "
-                    "without tools",
-                )
-                answer_mode = True
-                continue
         if (
             protocol
             and not completed

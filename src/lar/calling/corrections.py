@@ -20,11 +20,15 @@ from lar.calling.coerce import coerce_call, fan_out, fold_name, resolve_name
 from lar.types import ToolCall
 
 if TYPE_CHECKING:
+    from lar.calling.relevance import OffTopic, Relevance
     from lar.tools.base import Tool
 
 __all__ = [
     "Prepared",
     "prepare",
+    "Correction",
+    "review_answer",
+    "review_first_calls",
     "near_name",
     "invented_nudge",
     "described_call",
@@ -221,3 +225,101 @@ def echoed_result(answer: str, results: Sequence[str]) -> bool:
     """Whether the answer is only a copy of a tool result (at least 20 characters of it)."""
     said = " ".join(answer.split())
     return len(said) >= 20 and any(said == " ".join(r.split()) for r in results)
+
+
+@dataclass(slots=True, frozen=True)
+class Correction:
+    """What the loop does about one reply instead of taking it: a notice for the user's view,
+    then a nudge for the next turn or answer mode."""
+
+    kind: str
+    """Each kind is given once per run ("" for one that is not counted)."""
+    code: str
+    """The ``Notice`` code."""
+    message: str
+    nudge: str = ""
+    """Appended to the next request, for that turn only."""
+    answer_mode: bool = False
+    """The next turn withholds the tools and asks for the answer."""
+
+
+def review_answer(
+    answer: str,
+    *,
+    tools: Sequence[str],
+    results: Sequence[str],
+    errors: Sequence[tuple[str, str]],
+    nudged: set[str],
+    protocol: bool,
+    answer_mode: bool,
+    last_turn: bool,
+) -> Correction | str:
+    """A reply without calls: a one-time correction, or the answer to give.
+
+    ``results`` are this run's successful tool results and ``errors`` its failed calls as
+    (tool, content); ``nudged`` the kinds already given. Corrected once each: an answer that
+    describes a call to a listed tool (protocol track), one that only copies a tool result, and
+    one that repeats a tool's error. An error repeated again is said in words instead.
+    """
+    if protocol and not last_turn and not answer_mode and "described" not in nudged:
+        talked = described_call(answer, tools)
+        if talked is not None:
+            return Correction(
+                "described", "described_call", f"the model described a call to {talked}",
+                DESCRIBED_NUDGE,
+            )  # fmt: skip
+    if protocol and not last_turn and "echo" not in nudged and echoed_result(answer, results):
+        return Correction(
+            "echo", "echoed_result", "the model repeated a tool result as its answer", ECHO_NUDGE
+        )
+    if errors and echoed_error(answer, [c for _, c in errors]):
+        name, content = errors[-1]
+        if "error" not in nudged and not last_turn:
+            return Correction(
+                "error", "echoed_error", f"the model repeated the error of {name}",
+                error_nudge(name, content),
+            )  # fmt: skip
+        return error_in_words(name, content)
+    return answer
+
+
+def review_first_calls(
+    calls: Sequence[ToolCall],
+    verdicts: Sequence[OffTopic | None],
+    relevance: Relevance,
+    nudged: set[str],
+) -> tuple[list[ToolCall], Correction | None]:
+    """A run's first calls and the off-topic check's verdict on each (``Relevance.judge``):
+    the calls to run now, and what to tell.
+
+    All fit: all run. Some fit: they run first, and a call made in the same reply with a value
+    nobody gave ("amount": "<order_result>") waits for their results. None fits and some value
+    was invented: the step that finds it was skipped, or no tool fits; asked once. Otherwise
+    none runs and the next turn is answer mode.
+    """
+    off = [(c, v) for c, v in zip(calls, verdicts, strict=True) if v is not None]
+    if not off:
+        return list(calls), None
+    shown = "; ".join(f"{c.name} {v}" for c, v in off)
+    if len(off) < len(calls):
+        fitting = [c for c, v in zip(calls, verdicts, strict=True) if v is None]
+        return fitting, Correction(
+            "", "deferred_call", f"not run: {shown}; the calls that fit run first"
+        )
+    invented = [(c.name, arg, c.arguments[arg]) for c, v in off for arg in v.invented]
+    if invented and "ungrounded" not in nudged:
+        return [], Correction(
+            "ungrounded",
+            "ungrounded_call",
+            f"not run: invented values (similarity {shown}); asking once for the call that "
+            "finds them, or the answer",
+            ungrounded_nudge(invented),
+        )
+    return [], Correction(
+        "",
+        "off_topic_call",
+        f"not run: unrelated to the request (similarity {shown}; threshold "
+        f"{relevance.threshold:.2f}, values checked under {relevance.grounded_above:.2f}); "
+        "asking for the answer without tools",
+        answer_mode=True,
+    )
