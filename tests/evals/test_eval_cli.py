@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
-from lar.evals.toolcalls import Case, SuiteError, load_suite, score_case
+from lar.evals.toolcalls import (
+    Case,
+    CaseResult,
+    SuiteError,
+    load_suite,
+    score_case,
+    summarize,
+)
 from lar.testing import MockOpenAIServer, text_reply, tool_call_reply
 
 FIXTURE = Path(__file__).with_name("fixture_suite.jsonl")
@@ -137,6 +144,22 @@ def _mock_reply(body: dict[str, Any]) -> dict[str, Any]:
     if "Lisbon" in msgs[-1]["content"]:
         return tool_call_reply("get_weather", {"city": "Lisbon"})
     return text_reply("Bonjour.")
+
+
+def test_repairs_are_counted_against_the_cases_where_a_call_was_written() -> None:
+    abstain = Case("a", "abstain", "q", [WEATHER], {"abstain": True})
+    refused = CaseResult(abstain, True, "ok", [], "Paris.", 300, 1.0, True, wrote_calls=True)
+    plain = CaseResult(abstain, True, "ok", [], "Hi.", 200, 1.0, False)
+    (row, _all) = summarize([refused, plain])
+    # the refused call was repaired before it was judged: 1 of the 1 case that wrote a call
+    assert (row.category, row.repaired, row.with_calls) == ("abstain", 1, 1)
+    back = CaseResult.from_row(abstain, refused.row("protocol"))
+    assert back.wrote_calls and back.repaired and back.calls == []
+    # rows written before the field: a call ran, or one was repaired or coerced
+    old = refused.row("protocol")
+    del old["wrote_calls"]
+    assert CaseResult.from_row(abstain, old).wrote_calls
+    assert not CaseResult.from_row(abstain, {**old, "repaired": False}).wrote_calls
 
 
 def _eval(lar_home: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -249,6 +249,8 @@ class CaseResult:
     coerced: bool = False
     parts: dict[str, int] = field(default_factory=dict)
     """Prompt tokens per part (system, tools, memory, history) of the task's first call."""
+    wrote_calls: bool = False
+    """The model wrote a call, run or not (a refused off-topic call counts)."""
 
     def row(self, track: str) -> dict[str, Any]:
         """The JSON line ``lar eval --json`` writes (and ``--resume`` reads back)."""
@@ -257,6 +259,7 @@ class CaseResult:
             "why": self.why, "calls": self.calls, "answer": self.answer, "tokens": self.tokens,
             "latency_ms": round(self.latency_ms, 1), "repaired": self.repaired,
             "coerced": self.coerced, "parts": self.parts, "error": self.error,
+            "wrote_calls": self.wrote_calls,
         }  # fmt: skip
 
     @classmethod
@@ -268,6 +271,9 @@ class CaseResult:
                 int(row["tokens"]), float(row["latency_ms"]), bool(row["repaired"]),
                 row.get("error"), bool(row.get("coerced", False)),
                 {str(k): int(v) for k, v in (row.get("parts") or {}).items()},
+                # rows written before the field: a call ran, or one was repaired or coerced
+                bool(row.get("wrote_calls", row["calls"] or row["repaired"]
+                              or row.get("coerced"))),
             )  # fmt: skip
         except (KeyError, TypeError, ValueError) as exc:
             raise SuiteError(f"not a lar eval result ({type(exc).__name__}: {exc})") from None
@@ -341,12 +347,13 @@ def run_case(case: Case, make_agent: Callable[[list[Tool]], Any]) -> CaseResult:
     repaired = repaired or any(isinstance(e, ModelCalled) and e.repaired for e in events)
     coerced = any(isinstance(e, Notice) and e.code == "coerced" for e in events)
     parts = next((dict(e.prompt_parts) for e in events if isinstance(e, ModelCalled)), {})
+    wrote = any(isinstance(e, ModelCalled) and e.tool_calls for e in events)
     if error is not None:
         ok, why = False, f"error: {error}"
     else:
         ok, why = score_case(case, calls, answer)
     return CaseResult(
-        case, ok, why, calls, answer, tokens, latency, repaired, error, coerced, parts
+        case, ok, why, calls, answer, tokens, latency, repaired, error, coerced, parts, wrote
     )
 
 
@@ -359,6 +366,8 @@ class Summary:
     latency_ms: float
     repaired: int
     with_calls: int
+    """Cases where the model wrote a call, run or not: what ``repaired`` and ``coerced``
+    are counted against."""
     coerced: int = 0
 
     @property
@@ -397,7 +406,7 @@ def summarize(results: Sequence[CaseResult]) -> list[Summary]:
                 sum(r.tokens for r in rs) / len(rs),
                 sum(r.latency_ms for r in rs) / len(rs),
                 sum(r.repaired for r in rs),
-                sum(1 for r in rs if r.calls),
+                sum(1 for r in rs if r.calls or r.wrote_calls),
                 sum(r.coerced for r in rs),
             )
         )
