@@ -3,9 +3,11 @@
 Small models call *some* tool for requests no tool fits: "Which planet is closest to the sun?"
 becomes ``get_weather(city="Earth")``. Asking the model whether its call fits does not help (the
 1.5B says yes to 21 of 53 unrelated tools; docs/evals.md), so code decides, with the sentence
-embedder memory already uses: when the first calls of a run all go to tools whose description is
-further from the request than ``threshold`` (cosine similarity of all-MiniLM-L6-v2 vectors), the
-calls are not run and the model is asked for the answer with the tools withheld.
+embedder memory already uses. ``Relevance.judge`` gives each of a run's first calls a verdict:
+unrelated when its tool's description is further from the request than ``threshold`` (cosine
+similarity of all-MiniLM-L6-v2 vectors). What the loop does with the verdicts is
+``corrections.review_first_calls``: when every call is judged, none runs and the model is asked
+for the answer with the tools withheld; when only some are, the others run first.
 
 Tools marked ``broad`` (Lar's built-ins: shell, files, code, web, memory) are never judged:
 their descriptions cannot name what they fit, and on the dev set fitting requests score as low as
