@@ -1,5 +1,5 @@
 """``python -m lar`` is the ``lar`` command."""
 
-from lar.cli.main import app
+from lar.cli.main import entry
 
-app()
+entry()

@@ -325,6 +325,26 @@ def _interpolate(value: Any, path: str, env: Mapping[str, str], where: str) -> A
     return value
 
 
+MAX_DEPTH = 32
+"""Deeper nesting is refused before composing: PyYAML's composer recurses once per level."""
+
+
+def _check_depth(text: str, where: str) -> None:
+    depth = 0
+    for event in yaml.parse(text):  # the parser is iterative, so any depth is safe to scan
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = event.start_mark.line + 1 if event.start_mark else 1
+                raise ConfigError(
+                    f"{where}:{line}: nested deeper than {MAX_DEPTH} "
+                    "levels; a Lar config needs a few",
+                    file=where,
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
 def load_config(
     path: Path | None = None,
     *,
@@ -345,6 +365,7 @@ def load_config(
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{where}: cannot read: {exc}", file=where) from exc
     try:
+        _check_depth(text, where)
         root = yaml.compose(text)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -2,25 +2,185 @@
 
 Several processes (CLI, chat, server, scheduler) share the file; WAL lets readers proceed while
 one writer writes, and the busy timeout makes a second writer wait instead of failing.
+
+A process must never open and close a descriptor of a database file it already has open through
+SQLite: closing any descriptor of a file drops every POSIX lock the process holds on it, and two
+processes then write at once ("How To Corrupt An SQLite Database File", §2.2). So the file is
+created with ``O_EXCL`` only when it does not exist yet (no connection can hold it then), and
+existing files are only ``stat``-ed and ``chmod``-ed, never opened by hand.
+
+A file that is not a usable database raises :class:`StorageError` naming the file, what is
+wrong and what to do; nothing is moved or rewritten unless the user asks (``lar doctor
+--repair``).
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import stat
+import struct
+import threading
+import time
 from pathlib import Path
 
-__all__ = ["connect"]
+from lar.errors import LarError
+
+__all__ = ["connect", "StorageError", "check", "move_aside", "HEADER"]
+
+HEADER = b"SQLite format 3\x00"
+_REPAIR = "run `lar doctor --repair` to move it aside and start a new one (the old file is kept)"
+
+
+class StorageError(LarError):
+    """A database file Lar cannot use; ``path`` is the file, the message says what to do."""
+
+    def __init__(self, path: Path, problem: str, fix: str = _REPAIR) -> None:
+        super().__init__(f"{path}: {problem}; {fix}")
+        self.path = path
+        self.problem = problem
+
+
+def _prepare(path: Path) -> None:
+    """Create the folder (0700) and the file (0600) if missing; refuse what cannot be opened."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(
+            path, f"cannot create its folder ({exc.strerror})", "check LAR_HOME"
+        ) from exc
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise StorageError(path, f"cannot create it ({exc.strerror})", "check LAR_HOME") from exc
+    else:
+        new = os.fstat(fd)
+        os.close(fd)  # a new file: no SQLite connection of this process can hold it yet
+        with _looked_lock:
+            _looked.add((new.st_dev, new.st_ino))
+        return
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise StorageError(path, f"cannot read it ({exc.strerror})", "check LAR_HOME") from exc
+    if stat.S_ISDIR(info.st_mode):
+        raise StorageError(
+            path, "is a directory, not a database", "move it away; Lar creates a new database"
+        )
+    if not stat.S_ISREG(info.st_mode):
+        raise StorageError(path, "is not a regular file", "move it away")
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise StorageError(
+            path,
+            "is not readable and writable by this user",
+            f"fix its permissions (chmod 600 {path}) or run Lar as its owner",
+        )
+    if info.st_mode & 0o077:
+        os.chmod(path, 0o600)
+    with _looked_lock:
+        # The header is read through a descriptor of our own, which is closed again: safe only
+        # before this process has any SQLite connection to the file, so once per file.
+        if (info.st_dev, info.st_ino) in _looked:
+            return
+        problem = header_problem(path, info.st_size)
+        if problem:
+            raise StorageError(path, problem)
+        _looked.add((info.st_dev, info.st_ino))
+
+
+_looked: set[tuple[int, int]] = set()
+_looked_lock = threading.Lock()
+
+
+def header_problem(path: Path, size: int) -> str | None:
+    """Why the first page of ``path`` is not that of a whole SQLite database, or ``None``.
+
+    Cheap (100 bytes read), so every open can afford it; the full check is ``check``.
+    """
+    if size == 0:
+        return None  # SQLite's empty database
+    try:
+        with path.open("rb") as f:  # a read-only descriptor, closed before SQLite opens the file
+            head = f.read(100)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    if len(head) < 100 or not head.startswith(HEADER):
+        return "is not an SQLite database (its header is wrong)"
+    page_size = struct.unpack(">H", head[16:18])[0]
+    page_size = 65536 if page_size == 1 else page_size
+    if page_size < 512 or page_size & (page_size - 1):
+        return "is not an SQLite database (its header is damaged)"
+    change, pages, valid_for = (struct.unpack(">I", head[o : o + 4])[0] for o in (24, 28, 92))
+    # While a WAL exists a checkpoint may be growing the file; only judge a quiet database.
+    wal = path.with_name(path.name + "-wal")
+    if pages and change == valid_for and not wal.exists() and size < pages * page_size:
+        return f"is truncated ({size} of {pages * page_size} bytes)"
+    return None
 
 
 def connect(path: Path, schema: str) -> sqlite3.Connection:
     """Open (creating with mode 0600 if needed) and apply ``schema`` (idempotent DDL)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Create the file ourselves so it is never readable by others, not even for a moment.
-    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
-    db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA busy_timeout=30000")
-    db.execute("PRAGMA synchronous=NORMAL")
-    db.executescript(schema)
+    _prepare(path)
+    try:
+        db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise StorageError(path, f"cannot be opened ({exc})", "check LAR_HOME") from exc
+    try:
+        db.execute("PRAGMA busy_timeout=30000")
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(schema)
+    except sqlite3.OperationalError as exc:
+        db.close()
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise StorageError(
+                path, f"stayed locked by another process ({exc})", "try again"
+            ) from exc
+        raise StorageError(path, f"cannot be used ({exc})") from exc
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        raise StorageError(path, f"is damaged ({exc})") from exc
     return db
+
+
+def check(path: Path) -> list[str]:
+    """``PRAGMA integrity_check`` of ``path``: ``[]`` when it is sound, else what is wrong."""
+    if not path.exists():
+        return []
+    try:
+        info = path.stat()
+    except OSError as exc:
+        return [f"cannot read it ({exc.strerror})"]
+    if stat.S_ISDIR(info.st_mode):
+        return ["is a directory, not a database"]
+    if (info.st_dev, info.st_ino) not in _looked:  # see _prepare: no descriptor of ours closed
+        problem = header_problem(path, info.st_size)
+        if problem:
+            return [problem]
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        try:
+            rows = [r[0] for r in db.execute("PRAGMA integrity_check(20)")]
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as exc:
+        return [str(exc)]
+    return [] if rows == ["ok"] else rows
+
+
+def move_aside(path: Path) -> Path:
+    """Rename ``path`` (and its -wal/-shm) to ``NAME.corrupt-TIMESTAMP``; returns the new name."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    path.rename(target)
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            side.rename(target.with_name(target.name + suffix))
+    return target

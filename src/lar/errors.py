@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-__all__ = ["LarError", "ConfigError", "EngineError", "ModelNotInstalled", "ToolDefinitionError"]
+__all__ = [
+    "LarError",
+    "ConfigError",
+    "EngineError",
+    "ModelNotInstalled",
+    "ToolDefinitionError",
+    "RunInterrupted",
+]
 
 
 class LarError(Exception):
@@ -34,3 +41,11 @@ class ModelNotInstalled(LarError):
 
 class ToolDefinitionError(LarError):
     pass
+
+
+class RunInterrupted(LarError):
+    """A run stopped by ``Agent.interrupt()`` (Ctrl-C, SIGTERM); its task can be resumed."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"interrupted; continue with `lar resume {task_id}`")
+        self.task_id = task_id

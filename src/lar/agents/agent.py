@@ -29,7 +29,7 @@ from lar.config import LarConfig, ModelConfig, load_config
 from lar.engines.base import Engine, exclusive_loop
 from lar.engines.catalog import ModelInfo, describe, lookup
 from lar.engines.factory import build_engine
-from lar.errors import EngineError, LarError
+from lar.errors import EngineError, LarError, RunInterrupted
 from lar.memory.agent_memory import AgentMemory
 from lar.memory.consolidate import Consolidated, consolidate, due_sessions, log_turn
 from lar.redact import Redactor
@@ -200,6 +200,9 @@ class Agent:
             self.memory.redact = lambda text: agent_mask(own(text))
         self._loop: asyncio.AbstractEventLoop | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._step: asyncio.Task[Event] | None = None  # the step of the blocking iterator
+        self._interrupted = False
+        self._run_id = ""
 
     # --- models and routing ---------------------------------------------------------------
 
@@ -450,7 +453,8 @@ class Agent:
             raise LarError("resuming needs a task store: Agent(tasks=TaskStore(...))")
         record = self.tasks.get(task_id)
         if record.status in ("succeeded", "failed"):
-            raise LarError(f"task {task_id} already ended ({record.status}): {record.result or ''}")
+            why = record.result or record.error or "no answer was recorded"
+            raise LarError(f"task {task_id} already ended ({record.status}): {why}")
         history, state = self.tasks.load_checkpoint(task_id)
         self.state.update(state)
         async for event in self._drive(history, task_id, self._recorder(task_id), stream_text):
@@ -480,13 +484,24 @@ class Agent:
         settings = self.settings
         if settings.stream != stream_text:
             settings = LoopSettings(**{**_fields(settings), "stream": stream_text})
-        async for event in run_loop(self.engine, self.executor, messages, ctx, settings, recorder):
-            if isinstance(event, ToolCallFinished) and self.memory is not None:
-                self.memory.note_result(event.result.ok, event.result.content)
-            yield self.redactor.event(event)
-            if isinstance(event, RunStarted):
-                for extra in prelude or ():
-                    yield self.redactor.event(extra)
+        ended = False
+        try:
+            async for event in run_loop(
+                self.engine, self.executor, messages, ctx, settings, recorder
+            ):
+                ended = ended or isinstance(event, Final)
+                if isinstance(event, ToolCallFinished) and self.memory is not None:
+                    self.memory.note_result(event.result.ok, event.result.content)
+                yield self.redactor.event(event)
+                if isinstance(event, RunStarted):
+                    for extra in prelude or ():
+                        yield self.redactor.event(extra)
+        except (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt):
+            # Stopped from outside (Ctrl-C, SIGTERM, a consumer that stopped reading): the
+            # task stays resumable; what ran is checkpointed already.
+            if recorder is not None and not ended:
+                recorder.status("interrupted", error="interrupted")
+            raise
 
     async def arun(
         self, text: str, *, history: list[Message] | None = None, urgency: float = 0.0
@@ -591,18 +606,45 @@ class Agent:
 
     def _iterate(self, agen: AsyncIterator[Event]) -> Iterator[Event]:
         loop = self._event_loop()
+        self._interrupted = False
 
         async def step() -> Event:
             return await anext(agen)
 
         try:
             while True:
+                if self._interrupted:
+                    raise RunInterrupted(self._run_id)
+                task = loop.create_task(step())
+                self._step = task
                 try:
-                    yield loop.run_until_complete(step())
+                    event = loop.run_until_complete(task)
                 except StopAsyncIteration:
                     return
+                except asyncio.CancelledError:
+                    if not self._interrupted:
+                        raise
+                    raise RunInterrupted(self._run_id) from None
+                finally:
+                    self._step = None
+                if isinstance(event, RunStarted):
+                    self._run_id = event.run_id
+                yield event
         finally:
+            # The step is done (or was never started), so the generator is not running: its
+            # cleanup (the task marked interrupted, sandbox processes killed) runs here.
             loop.run_until_complete(_aclose(agen))
+
+    def interrupt(self) -> None:
+        """Stop the run in progress at its next await: safe from a signal handler or a thread.
+
+        The task is left ``interrupted`` (resumable with ``lar resume``) and the blocking
+        iterator raises :class:`RunInterrupted`. Running sandbox processes are killed.
+        """
+        self._interrupted = True
+        step, loop = self._step, self._loop
+        if step is not None and loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(step.cancel)
 
     def close(self) -> None:
         """Release the event loop, HTTP connections, tool threads and the memory store."""

@@ -23,7 +23,7 @@ from lar.types import Message, ToolCall, ToolResult, from_dict, to_dict
 
 __all__ = ["TaskStore", "TaskRecord", "TaskRecorder", "Status", "TaskNotFound"]
 
-Status = Literal["pending", "running", "waiting_user", "succeeded", "failed"]
+Status = Literal["pending", "running", "waiting_user", "interrupted", "succeeded", "failed"]
 _FINAL: set[str] = {"succeeded", "failed"}
 
 _SCHEMA = """

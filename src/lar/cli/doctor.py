@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from lar.config import LarConfig
+from lar.db import check, move_aside
 from lar.engines.default_model import DEFAULT_MODEL, MODEL_PACKAGES, model_path
 from lar.tools import sandbox
 
@@ -220,18 +221,48 @@ def doctor_rows(config: LarConfig, hw: Hardware | None = None) -> list[tuple[str
     except EmbedderMissing as exc:
         rows.append(("memory embedder", "missing", str(exc)))
     rows.append(("router", f"{config.router.policy}: {', '.join(config.candidates())}", ""))
+    db = config.home / "lar.db"
+    problems = check(db)
+    rows.append(
+        (
+            "database",
+            f"{db}: " + ("; ".join(problems) if problems else "integrity ok"),
+            "run `lar doctor --repair` to move it aside and start a new one" if problems else "",
+        )
+    )
     return rows
 
 
-def print_doctor(config: LarConfig, *, write: bool = True) -> None:
+def repair(config: LarConfig) -> str | None:
+    """Move a damaged ``lar.db`` aside (kept, never deleted); what was done, or ``None``."""
+    db = config.home / "lar.db"
+    problems = check(db)
+    if not problems:
+        return None
+    if db.is_dir():
+        target = db.with_name(f"{db.name}.corrupt-dir")
+        db.rename(target)
+    else:
+        target = move_aside(db)
+    return f"{db} was damaged ({'; '.join(problems)}): moved to {target}; a new one starts empty"
+
+
+def print_doctor(config: LarConfig, *, write: bool = True, fix: bool = False) -> bool:
+    """Print the checks (after repairing, with ``fix``); false when something needs repair."""
+    out = Console(highlight=False)
+    if fix:
+        done = repair(config)
+        out.print(done or "nothing to repair")
     hw = detect()
     table = Table("check", "value", "advice")
-    for check, value, advice in doctor_rows(config, hw):
-        table.add_row(check, value, advice)
-    out = Console(highlight=False)
+    healthy = True
+    for name, value, advice in doctor_rows(config, hw):
+        table.add_row(name, value, advice)
+        healthy = healthy and not (name == "database" and advice)
     out.print(table)
     if write:
         path, why = write_recommended(config, hw)
         out.print(f"recommended config written to {path} (copy it to config.yaml to use it):")
         for w in why:
             out.print(f"  - {w}")
+    return healthy

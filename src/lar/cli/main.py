@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,7 +16,7 @@ from lar.cli.evals import eval_command
 from lar.cli.memory import memory_app
 from lar.cli.render import StagedLog, console_err, print_error, short
 from lar.cli.traces import feedback, learn, stats, trace_app
-from lar.errors import ConfigError, LarError
+from lar.errors import ConfigError, LarError, RunInterrupted
 
 __all__ = ["app"]
 
@@ -259,6 +261,38 @@ def _run_cli(
         raise typer.Exit(_exit_code(exc)) from None
 
 
+class stop_on_signals:  # noqa: N801 - a context manager that reads like a function
+    """Ctrl-C or SIGTERM stops the run cleanly (the task stays resumable, exit 130); a second
+    signal exits at once."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.signals = 0
+        self.previous: dict[int, Any] = {}
+
+    def _handle(self, signum: int, frame: object) -> None:
+        self.signals += 1
+        if self.signals > 1:
+            os.write(2, b"\nstopped\n")
+            os._exit(130)
+        os.write(2, b"\ninterrupting (again to stop at once)\n")
+        self.agent.interrupt()
+
+    def __enter__(self) -> stop_on_signals:
+        import signal
+
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+
+
 def _exit_code(exc: LarError) -> int:
     return 2 if isinstance(exc, ConfigError) else 1
 
@@ -271,15 +305,19 @@ def _consume(agent: Any, events: Any, *, json_out: bool, quiet: bool) -> None:
     log = StagedLog(enabled=not quiet)
     final: Final | None = None
     try:
-        for event in events:
-            if json_out:
-                sys.stdout.write(event_to_json(event) + "\n")
-                sys.stdout.flush()
-            log.handle(event)
-            if isinstance(event, Final):
-                final = event
+        with stop_on_signals(agent):
+            for event in events:
+                if json_out:
+                    sys.stdout.write(event_to_json(event) + "\n")
+                    sys.stdout.flush()
+                log.handle(event)
+                if isinstance(event, Final):
+                    final = event
+    except RunInterrupted as exc:
+        console_err().print(str(exc))
+        raise typer.Exit(130) from None
     except KeyboardInterrupt:
-        console_err().print("interrupted; continue with `lar resume ID`")
+        console_err().print("interrupted; continue with `lar resume ID` (see `lar tasks`)")
         raise typer.Exit(130) from None
     finally:
         agent.close()
@@ -427,17 +465,27 @@ def doctor(
     no_write: Annotated[
         bool, typer.Option("--no-write", help="Don't write config.recommended.yaml.")
     ] = False,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="Move a damaged lar.db aside (renamed, never deleted) so a new one can start.",
+        ),
+    ] = False,
 ) -> None:
     """Show what this machine offers Lar (CPU, memory, GPU, sandbox level, energy collectors,
-    models) and write a config recommended for it to $LAR_HOME/config.recommended.yaml."""
+    models, the database's integrity) and write a config recommended for it to
+    $LAR_HOME/config.recommended.yaml. Exits 1 when the database needs repair."""
     from lar.cli.doctor import print_doctor
     from lar.config import load_config
 
     try:
-        print_doctor(load_config(), write=not no_write)
+        healthy = print_doctor(load_config(), write=not no_write, fix=repair)
     except LarError as exc:
         print_error(exc)
         raise typer.Exit(2) from None
+    if not healthy:
+        raise typer.Exit(1)
 
 
 @model_app.command("install")
@@ -570,3 +618,26 @@ app.command(context_settings={"ignore_unknown_options": True})(feedback)  # "-1"
 app.command()(learn)
 app.command()(stats)
 app.command("eval")(eval_command)
+
+
+def entry() -> None:
+    """The ``lar`` command: every known failure is one line and an exit code, never a traceback."""
+    import sqlite3
+
+    from lar.config import lar_home
+
+    try:
+        app()
+    except LarError as exc:
+        print_error(exc)
+        sys.exit(_exit_code(exc))
+    except sqlite3.DatabaseError as exc:
+        db = lar_home(os.environ) / "lar.db"
+        print_error(
+            f"{db}: the database cannot be used ({exc}); `lar doctor` checks it and "
+            "`lar doctor --repair` moves it aside and starts a new one (the old file is kept)"
+        )
+        sys.exit(1)
+    except KeyboardInterrupt:
+        console_err().print("interrupted")
+        sys.exit(130)

@@ -32,7 +32,7 @@ def console_err() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def print_error(exc: BaseException) -> None:
+def print_error(exc: BaseException | str) -> None:
     console_err().print(f"[bold red]error:[/bold red] {escape(str(exc))}")
 
 
