@@ -213,6 +213,11 @@ def _text(name: str, data: bytes, total: int) -> tuple[str, bool]:
     return text, False
 
 
+def _retrieved(future: asyncio.Future[object]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
 async def run_sandboxed(argv: list[str], policy: SandboxPolicy) -> SandboxResult:
     """Run ``argv`` inside the sandbox; never raises for what the program does."""
     level = isolation_level()
@@ -255,6 +260,7 @@ async def run_sandboxed(argv: list[str], policy: SandboxPolicy) -> SandboxResult
             await proc.wait()
         if not readers.done():
             readers.cancel()
+        readers.add_done_callback(_retrieved)  # else asyncio logs "exception never retrieved"
     stdout, t1 = _text("stdout", out, out_total)
     stderr, t2 = _text("stderr", err, err_total)
     notes = [] if group else ["no process cap (pids cgroup not writable)"]

@@ -1,0 +1,112 @@
+"""Ctrl-C and SIGTERM (issue 16, Must show 2): `lar run` in a real terminal stops cleanly with
+exit 130 and no traceback, the task is left `interrupted`, and `lar resume` finishes it."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _helpers import configure_mock
+
+from lar.testing import MockOpenAIServer, text_reply, tool_call_reply
+
+pexpect = pytest.importorskip("pexpect", reason="pexpect is a dev dependency")
+
+
+class SlowModel:
+    """The first model call hangs (until released), as a slow model does; later calls answer."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.calls = 0
+
+    def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.calls += 1
+        if self.calls == 1:
+            self.release.wait(60)
+        if body["messages"][-1]["role"] == "tool":
+            return text_reply("finished after the tool")
+        # Slow the first time only, so the resumed run is quick.
+        command = "test -f effects.log && echo again || { echo ran > effects.log; sleep 30; }"
+        return tool_call_reply("shell", {"command": command})
+
+
+def spawn_run(home: Path, ws: Path, *args: str) -> Any:
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "lar", *args],
+        cwd=str(ws),
+        env={"LAR_HOME": str(home), "PATH": "/usr/bin:/bin", "TERM": "dumb"},
+        encoding="utf-8",
+        timeout=60,
+    )
+
+
+def lar(home: Path, ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lar", *args],
+        capture_output=True,
+        text=True,
+        env={"LAR_HOME": str(home), "PATH": "/usr/bin:/bin"},
+        cwd=ws,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _sandbox_processes(ws: Path) -> list[str]:
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if "sleep 30" in line and "ps -eo" not in line]
+
+
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("where", ["waiting for the model", "in a tool"])
+def test_interrupted_run_exits_130_and_resumes(
+    lar_home: Path, tmp_path: Path, how: str, where: str
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    model = SlowModel()
+    if where == "in a tool":
+        model.release.set()
+    with MockOpenAIServer([model], repeat_last=True) as srv:
+        configure_mock(lar_home, srv.url)
+        child = spawn_run(lar_home, ws, "run", "--yes", "go")
+        try:
+            child.expect(r"task: (t_[0-9a-f]+)")
+            task_id = child.match.group(1)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not (
+                (ws / "effects.log").exists() if where == "in a tool" else model.calls
+            ):
+                time.sleep(0.05)
+            if where == "in a tool":
+                assert len(_sandbox_processes(ws)) >= 1  # the tool's `sleep 30` is running
+            if how == "SIGINT":
+                child.sendintr()  # ^C through the terminal, as a user types it
+            else:
+                child.kill(signal.SIGTERM)
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+            model.release.set()
+        output = child.before or ""
+        assert child.exitstatus == 130, output
+        assert " ok, " not in output  # the tool did not finish: it was stopped
+        assert "Traceback" not in output and "RuntimeError" not in output
+        assert f"lar resume {task_id}" in output
+        listing = lar(lar_home, ws, "tasks").stdout
+        assert re.search(rf"{task_id}\s*│\s*interrupted", listing), listing
+        assert _sandbox_processes(ws) == []  # the tool's process group was killed
+
+        resumed = lar(lar_home, ws, "resume", "--yes", task_id)
+        assert resumed.returncode == 0, resumed.stderr
+        assert resumed.stdout.strip() == "finished after the tool"
+    assert re.search(rf"{task_id}\s*│\s*succeeded", lar(lar_home, ws, "tasks").stdout)
