@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "SandboxPolicy",
@@ -213,7 +213,7 @@ def _text(name: str, data: bytes, total: int) -> tuple[str, bool]:
     return text, False
 
 
-def _retrieved(future: asyncio.Future[object]) -> None:
+def _retrieved(future: asyncio.Future[Any]) -> None:
     if not future.cancelled():
         future.exception()
 
