@@ -214,7 +214,7 @@ def _convert(value: Any, types: set[str]) -> Any:
         ):
             try:
                 loaded = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):
                 loaded = _NO
             if isinstance(loaded, list) and "array" in types:
                 return loaded

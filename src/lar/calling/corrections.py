@@ -182,7 +182,7 @@ def echoed_error(answer: str, errors: Sequence[str]) -> bool:
         text = text[4:].strip()
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         value = None
     if isinstance(value, dict) and "error" in value:
         return True
@@ -192,7 +192,7 @@ def echoed_error(answer: str, errors: Sequence[str]) -> bool:
 def _error_parts(content: str) -> tuple[str, str]:
     try:
         value = json.loads(content)
-    except ValueError:
+    except (ValueError, RecursionError):
         return content.strip(), ""
     if isinstance(value, dict):
         return str(value.get("error", "")), str(value.get("detail", ""))

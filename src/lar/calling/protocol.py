@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from lar.calling.repair import load_json
+from lar.calling.repair import load_json, too_deep
 from lar.types import ToolCall
 
 __all__ = ["ParseResult", "parse", "KnownTools", "clean_answer"]
@@ -49,29 +49,30 @@ _ARG_KEYS = (
 )
 _TAGS = ("tool_call", "tool_use", "function_call", "toolcall", "tool")
 _TAG_RE = re.compile(
-    r"<(?P<tag>" + "|".join(_TAGS) + r")>\s*(?P<body>.*?)\s*(?:</(?P=tag)>|(?=<(?P=tag)>)|\Z)",
+    r"<(?P<tag>" + "|".join(_TAGS) + r")>(?P<body>.*?)(?:</(?P=tag)>|(?=<(?P=tag)>)|\Z)",
     re.S | re.I,
 )
-_FUNCTION_RE = re.compile(
-    r"<function=(?P<name>[\w.\-]+)>\s*(?P<body>.*?)\s*(?:</function>|\Z)", re.S
-)
-_PARAMETER_RE = re.compile(r"<parameter=(?P<k>[\w.\-]+)>\s*(?P<v>.*?)\s*(?:</parameter>|\Z)", re.S)
+_FUNCTION_RE = re.compile(r"<function=(?P<name>[\w.\-]+)>(?P<body>.*?)(?:</function>|\Z)", re.S)
+_PARAMETER_RE = re.compile(r"<parameter=(?P<k>[\w.\-]+)>(?P<v>.*?)(?:</parameter>|\Z)", re.S)
 _ARG_KV_RE = re.compile(
-    r"<arg_key>\s*(?P<k>.*?)\s*</arg_key>\s*<arg_value>\s*(?P<v>.*?)\s*(?:</arg_value>|\Z)", re.S
+    r"<arg_key>(?P<k>.*?)</arg_key>\s*+<arg_value>(?P<v>.*?)(?:</arg_value>|\Z)", re.S
 )
-_XML_KV_RE = re.compile(r"<(?P<k>[A-Za-z_][\w\-]*)>\s*(?P<v>.*?)\s*</(?P=k)>", re.S)
+_XML_KV_RE = re.compile(r"<(?P<k>[A-Za-z_][\w\-]*)>(?P<v>.*?)</(?P=k)>", re.S)
 _DOLLAR_KV_RE = re.compile(
     r"\$(?P<k>[A-Za-z_]\w*)\s*=\s*(?P<v>\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\[.*?\]|\{.*?\}|\S+)",
     re.S,
 )
-_COLON_KV_RE = re.compile(r"^\s*(?P<k>[A-Za-z_][\w\-]*)\s*[:=]\s*(?P<v>.+?)\s*$", re.M)
+_COLON_KV_RE = re.compile(
+    r"^[^\S\n]*+(?P<k>[A-Za-z_][\w\-]*+)[^\S\n]*+[:=][^\S\n]*+(?P<v>\S(?:[^\n]*\S)?)", re.M
+)
 _MISTRAL_RE = re.compile(r"\[TOOL_CALLS\]\s*(?P<body>.*)", re.S)
 _REACT_RE = re.compile(
-    r"^\s*Action\s*:\s*(?P<name>[^\n]+?)\s*\n+\s*Action\s*Input\s*:\s*(?P<input>.*?)"
-    r"(?=\n\s*(?:Observation|Thought|Action)\s*:|\Z)",
+    r"^[^\S\n]*+Action[^\S\n]*+:[^\S\n]*+(?P<name>[^\n]+)\n\s*+Action\s*+Input\s*+:"
+    r"(?P<input>.*?)(?=\n[^\S\n]*+(?:Observation|Thought|Action)[^\S\n]*+:|\Z)",
     re.S | re.M | re.I,
 )
-_FENCE_RE = re.compile(r"```[ \t]*(?P<lang>[\w\-]*)[^\n]*\n(?P<body>.*?)(?:```|\Z)", re.S)
+# No backtick in the info string (as CommonMark says): a run of backticks then costs O(1) each.
+_FENCE_RE = re.compile(r"```[ \t]*+(?P<lang>[\w\-]*+)[^\n`]*+\n(?P<body>.*?)(?:```|\Z)", re.S)
 _THINK_RE = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)
 _REACT_FINISH = {"final answer", "finish", "final_answer", "answer", "none"}
 
@@ -96,7 +97,7 @@ def _scalar(raw: str) -> Any:
         return raw[1:-1]
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return raw
 
 
@@ -107,6 +108,10 @@ class _Parser:
         self.codeact = codeact
         self.result = ParseResult()
         self.spans: list[tuple[int, int]] = []
+        self.decodes = 0
+        self.budget = DECODE_BUDGET
+        self.repair_left = REPAIR_BUDGET
+        self.deep = too_deep(text)  # if the whole text is not, no part of it is
 
     # --- helpers -------------------------------------------------------------------------------
 
@@ -115,7 +120,14 @@ class _Parser:
         self.result.format = self.result.format or fmt
 
     def _load(self, raw: str) -> Any:
-        value, repaired = load_json(raw)
+        self.decodes += 1
+        self.budget -= len(raw)
+        if self.decodes > MAX_DECODES or self.budget < 0:
+            return None  # bounded work on pathological text (thousands of openers)
+        repair = self.repair_left >= len(raw)
+        value, repaired = load_json(raw, depth_checked=not self.deep, repair=repair)
+        if repair and (repaired or value is None):
+            self.repair_left -= len(raw)  # strict decoding failed: a repair was tried
         if repaired and value is not None:
             self.result.repaired = True
         return value
@@ -304,11 +316,12 @@ class _Parser:
 
     def bare_json(self, text: str) -> None:
         i = 0
-        while True:
+        while self.decodes < MAX_DECODES and self.budget > 0:
             start = _next_object_start(text, i)
             if start < 0:
                 return
             end = _balanced_end(text, start)
+            self.budget -= end - start
             if self._taken(start, end):
                 i = end
                 continue
@@ -332,10 +345,12 @@ class _Parser:
 
     def _python_calls(self, code: str, raw: str, *, fmt: str, tagged: bool) -> bool:
         """Calls to tools written as Python (``add(1, b=2)``), literal arguments only."""
+        if too_deep(code):
+            return False
         try:
             tree = ast.parse(code)
-        except SyntaxError:
-            return False
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False  # ValueError: null bytes, lone surrogates
         found: list[tuple[str, dict[str, Any]]] = []
         for stmt in tree.body:
             node = stmt.value if isinstance(stmt, ast.Expr | ast.Assign) else None
@@ -352,7 +367,7 @@ class _Parser:
                 for idx, arg in enumerate(node.args):
                     key = params[idx] if idx < len(params) else f"arg{idx}"
                     args[key] = ast.literal_eval(arg)
-            except (ValueError, SyntaxError):
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
                 return False
             found.append((name, args))
         for name, args in found:
@@ -401,8 +416,14 @@ def _func_name(node: ast.Call) -> str | None:
 
 
 def _strip_fence(body: str) -> str:
-    m = re.match(r"\A```[\w\-]*\s*\n?(.*?)\s*(?:```)?\s*\Z", body, re.S)
-    return m.group(1) if m else body
+    """The code of a fenced block (```lang … ```), or ``body`` if it is not fenced."""
+    if not body.startswith("```"):
+        return body
+    inner = _FENCE_LANG_RE.sub("", body, count=1).strip()
+    return inner.removesuffix("```").strip()
+
+
+_FENCE_LANG_RE = re.compile(r"\A```[\w\-]*+")
 
 
 def _next_object_start(text: str, i: int) -> int:
@@ -412,40 +433,52 @@ def _next_object_start(text: str, i: int) -> int:
     return min(starts) if starts else -1
 
 
+_JSON_TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*+(?:"|\Z)|[{}\[\]]', re.S)
+
+
 def _balanced_end(text: str, start: int) -> int:
     """End index of the JSON value starting at ``start``; the text's end if it never closes."""
     depth = 0
-    in_str = False
-    escaped = False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if in_str:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "{[":
+    for m in _JSON_TOKEN_RE.finditer(text, start):  # strings are skipped whole
+        ch = m.group(0)
+        if ch in "{[":
             depth += 1
         elif ch in "}]":
             depth -= 1
             if depth == 0:
-                return i + 1
+                return m.end()
     return len(text)
 
 
+MAX_PARSE_CHARS = 64_000
+"""A reply longer than this (~16k tokens, past any max_tokens Lar sets) is kept as text."""
+MAX_DECODES = 200
+"""JSON decodes per reply; a real reply has a handful, pathological text thousands."""
+DECODE_BUDGET = 400_000
+"""Characters handed to the JSON decoders per reply, all attempts together."""
+REPAIR_BUDGET = 8_000
+"""Characters handed to json-repair per reply (see ``REPAIR_MAX_CHARS``)."""
+_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
+
+
 def parse(text: str, known: KnownTools | None = None, *, codeact: bool = False) -> ParseResult:
-    """Find the tool calls in a model's text answer. ``known``: tool name → parameter names."""
+    """Find the tool calls in a model's text answer. ``known``: tool name → parameter names.
+
+    Never raises on model output, and its work is bounded for any input (tested by fuzzing).
+    """
     if not text or not text.strip():
         return ParseResult(text=text.strip() if text else "")
+    # Lone surrogates (a broken stream) cannot be encoded as UTF-8 anywhere downstream.
+    text = _SURROGATE_RE.sub("\ufffd", text)
+    if len(text) > MAX_PARSE_CHARS:
+        result = ParseResult(text=text.strip())
+        result.warnings.append(f"reply of {len(text)} characters: not searched for tool calls")
+        return result
     return _Parser(text, known or {}, codeact).run()
 
 
 _ECHO_TAG_RE = re.compile(r"</?tool_(?:result|response)[^>]*>", re.I)
-_ECHO_HEADER_RE = re.compile(r"^\s*[A-Za-z_][\w.\-]*\(.*\) returned:\s*$", re.M)
+_ECHO_HEADER_RE = re.compile(r"^[^\S\n]*+[A-Za-z_][\w.\-]*+\(.*\) returned:[^\S\n]*+$", re.M)
 
 
 def clean_answer(text: str) -> str:

@@ -4,14 +4,36 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from typing import Any
 
 import json_repair
 
-__all__ = ["load_json"]
+__all__ = ["load_json", "too_deep", "MAX_DEPTH", "REPAIR_MAX_CHARS"]
+
+MAX_DEPTH = 64
+"""Deeper nesting is not decoded: no tool takes it, and decoders recurse once per level."""
+REPAIR_MAX_CHARS = 4_000
+"""Longer values are decoded strictly only: json-repair is pure Python and, on some broken
+inputs, quadratic (0.6 s for 10,000 characters)."""
+
+_NOT_BRACKET = re.compile(r"[^\[\]{}()]+")
 
 
-def load_json(raw: str) -> tuple[Any, bool]:
+def too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
+    """Whether brackets nest deeper than ``limit`` (quotes ignored: an upper bound, cheap)."""
+    depth = 0
+    for ch in _NOT_BRACKET.sub("", text):
+        if ch in "[{(":
+            depth += 1
+            if depth > limit:
+                return True
+        elif depth:
+            depth -= 1
+    return False
+
+
+def load_json(raw: str, *, depth_checked: bool = False, repair: bool = True) -> tuple[Any, bool]:
     """Decode ``raw``; returns ``(value, repaired)``. ``value`` is None when nothing usable is left.
 
     Order matters: strict JSON is exact; ``ast.literal_eval`` decodes Python-style dicts
@@ -19,10 +41,14 @@ def load_json(raw: str) -> tuple[Any, bool]:
     raw newlines in strings, missing closing braces, stray prose).
     """
     text = raw.strip()
+    if not depth_checked and too_deep(text):
+        return None, False
     try:
         return json.loads(text), False
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
+    if not repair or len(text) > REPAIR_MAX_CHARS:
+        return None, False
     try:
         value = ast.literal_eval(text)
         if isinstance(value, dict | list):
