@@ -92,7 +92,7 @@ def test_killed_at_any_step_resume_finishes_without_repeating_a_call(
     assert first.returncode == -signal.SIGKILL, (first.returncode, first.stderr)
     match = re.search(r"task: (t_[0-9a-f]+)", first.stderr)
     assert match, first.stderr
-    assert "running" in lar(home, ws, "tasks").stdout
+    assert "interrupted" in lar(home, ws, "tasks").stdout  # killed: its lock is free
 
     second = lar(home, ws, "resume", match.group(1))
     assert second.returncode == 0, second.stderr

@@ -110,3 +110,36 @@ def test_interrupted_run_exits_130_and_resumes(
         assert resumed.returncode == 0, resumed.stderr
         assert resumed.stdout.strip() == "finished after the tool"
     assert re.search(rf"{task_id}\s*│\s*succeeded", lar(lar_home, ws, "tasks").stdout)
+
+
+def test_a_live_task_cannot_be_resumed_twice_and_a_killed_one_is_listed_interrupted(
+    lar_home: Path, tmp_path: Path
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    model = SlowModel()
+    with MockOpenAIServer([model], repeat_last=True) as srv:
+        configure_mock(lar_home, srv.url)
+        child = spawn_run(lar_home, ws, "run", "--yes", "go")
+        try:
+            child.expect(r"task: (t_[0-9a-f]+)")
+            task_id = child.match.group(1)
+            deadline = time.monotonic() + 30
+            while model.calls == 0 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            listing = lar(lar_home, ws, "tasks").stdout
+            assert re.search(rf"{task_id}\s*│\s*running", listing), listing
+            second = lar(lar_home, ws, "resume", "--yes", task_id)
+            assert second.returncode == 1
+            assert "is running in another process" in second.stderr
+            assert "Traceback" not in second.stderr
+            child.kill(signal.SIGKILL)
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+            model.release.set()
+        listing = lar(lar_home, ws, "tasks").stdout
+        assert re.search(rf"{task_id}\s*│\s*interrupted", listing), listing
+        resumed = lar(lar_home, ws, "resume", "--yes", task_id)
+        assert resumed.returncode == 0, resumed.stderr
+        assert resumed.stdout.strip() == "finished after the tool"

@@ -321,9 +321,10 @@ class Agent:
                 # events come masked by the agent; a memory may know secrets the agent does not
                 redact=self.memory.redact if self.memory is not None else None,
             )
-        recorder = None
+        recorder = lock = None
         if self.tasks is not None:
             self.tasks.create(run_id, text, self.engine.name)
+            lock = self.tasks.lock(run_id)
             recorder = self._recorder(run_id)
         prelude: list[Event] = [decision]
         if self.memory is not None:
@@ -336,6 +337,8 @@ class Agent:
                     trace.observe(event)
                 yield event
         finally:
+            if lock is not None:
+                lock.release()
             if trace is not None and not trace.done:
                 trace.finish()  # interrupted: still a trace, outcome "interrupted"
         if self.memory is not None:
@@ -452,13 +455,19 @@ class Agent:
         if self.tasks is None:
             raise LarError("resuming needs a task store: Agent(tasks=TaskStore(...))")
         record = self.tasks.get(task_id)
-        if record.status in ("succeeded", "failed"):
-            why = record.result or record.error or "no answer was recorded"
-            raise LarError(f"task {task_id} already ended ({record.status}): {why}")
-        history, state = self.tasks.load_checkpoint(task_id)
-        self.state.update(state)
-        async for event in self._drive(history, task_id, self._recorder(task_id), stream_text):
-            yield event
+        lock = self.tasks.lock(task_id)  # TaskBusy while another process runs it
+        try:
+            record = self.tasks.get(task_id)  # as it is now that no one else can change it
+            if record.status in ("succeeded", "failed"):
+                why = record.result or record.error or "no answer was recorded"
+                raise LarError(f"task {task_id} already ended ({record.status}): {why}")
+            history, state = self.tasks.load_checkpoint(task_id)
+            self.state.update(state)
+            recorder = self._recorder(task_id)
+            async for event in self._drive(history, task_id, recorder, stream_text):
+                yield event
+        finally:
+            lock.release()
 
     def _recorder(self, task_id: str) -> TaskRecorder:
         assert self.tasks is not None

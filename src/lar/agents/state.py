@@ -8,6 +8,7 @@ call again. The database is ``$LAR_HOME/lar.db`` (WAL, mode 0600).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -21,10 +22,19 @@ from lar.db import connect
 from lar.errors import LarError
 from lar.types import Message, ToolCall, ToolResult, from_dict, to_dict
 
-__all__ = ["TaskStore", "TaskRecord", "TaskRecorder", "Status", "TaskNotFound"]
+__all__ = [
+    "TaskStore",
+    "TaskRecord",
+    "TaskRecorder",
+    "Status",
+    "TaskNotFound",
+    "TaskBusy",
+    "TaskLock",
+]
 
 Status = Literal["pending", "running", "waiting_user", "interrupted", "succeeded", "failed"]
 _FINAL: set[str] = {"succeeded", "failed"}
+_LIVE: set[str] = {"pending", "running", "waiting_user"}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
@@ -55,6 +65,60 @@ class TaskNotFound(LarError):
     pass
 
 
+class TaskBusy(LarError):
+    """The task is being run by another process (or another run in this one)."""
+
+
+class TaskLock:
+    """Held while a process runs a task: ``flock`` on ``locks/ID.lock`` beside lar.db.
+
+    The kernel drops the lock when the process dies however it dies, so a task whose status
+    says running but whose lock is free was killed. (A separate file: a descriptor of lar.db
+    itself must never be closed by hand, see ``lar.db``.)
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd: int | None = None
+
+    def acquire(self) -> bool:
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for _ in range(5):
+            fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                return False
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                self.fd = fd
+                return True
+            os.close(fd)  # released and unlinked meanwhile: lock the file that is there now
+        return False
+
+    def release(self) -> None:
+        if self.fd is not None:
+            fd, self.fd = self.fd, None
+            try:
+                self.path.unlink()
+            except OSError:
+                pass
+            os.close(fd)
+
+    def held_elsewhere(self) -> bool:
+        """Whether some run holds the lock now (checked by trying it, never waiting)."""
+        if self.fd is not None:
+            return False
+        if not self.acquire():
+            return True
+        self.release()
+        return False
+
+
 @dataclass(slots=True)
 class TaskRecord:
     id: str
@@ -77,6 +141,20 @@ class TaskStore:
 
     def close(self) -> None:
         self.db.close()
+
+    def lock(self, task_id: str) -> TaskLock:
+        """Hold the task for this run; ``TaskBusy`` if another run holds it."""
+        lock = TaskLock(self.path.parent / "locks" / f"{task_id}.lock")
+        if not lock.acquire():
+            raise TaskBusy(
+                f"task {task_id} is running in another process; wait for it to end or stop it "
+                "(Ctrl-C there) before resuming"
+            )
+        return lock
+
+    def live(self, task_id: str) -> bool:
+        """Whether a process is running the task now."""
+        return TaskLock(self.path.parent / "locks" / f"{task_id}.lock").held_elsewhere()
 
     def _opt(self, text: str | None) -> str | None:
         return None if text is None else self._redact(text)
@@ -128,12 +206,18 @@ class TaskStore:
         return [from_dict(Message, m) for m in data["history"]], data.get("state", {})
 
     def list(self, limit: int = 50) -> list[TaskRecord]:
+        """Newest first. A task recorded as live whose run holds no lock was killed: it is
+        listed as ``interrupted`` (what ``lar resume`` continues)."""
         rows = self.db.execute(
             "SELECT id, status, request, model, created, updated, result, error FROM tasks "
             "ORDER BY created DESC LIMIT ?",
             (limit,),
         ).fetchall()
-        return [TaskRecord(*r) for r in rows]
+        records = [TaskRecord(*r) for r in rows]
+        for record in records:
+            if record.status in _LIVE and not self.live(record.id):
+                record.status = "interrupted"
+        return records
 
     # --- tool calls --------------------------------------------------------------------------
 
