@@ -517,3 +517,22 @@ def test_a_follow_up_is_judged_with_the_request_before_it() -> None:
     a.run("Look up the key colour.", history=history)
     result = a.run("What about size?", history=history)
     assert result.text == "large" and [c.name for c in result.tool_calls] == ["lookup"]
+
+
+def test_a_reused_call_id_runs_both_calls(tmp_path: Path) -> None:
+    """Endpoints that omit ids get `call_0` every turn; the second call must run, not be answered
+    with the first one's recorded result."""
+    from lar.agents.state import TaskStore
+    from lar.types import ModelResponse, ToolCall
+
+    first = ModelResponse(tool_calls=[ToolCall("call_0", "add", {"a": 1, "b": 2})])
+    second = ModelResponse(tool_calls=[ToolCall("call_0", "add", {"a": 3, "b": 4})])
+    tasks = TaskStore(tmp_path / "lar.db")
+    a, _ = agent([first, second, "3 and 7"], tasks=tasks, traces=False, track="native")
+    result = a.run("add 1 and 2, then 3 and 4")
+    assert calls == [(1, 2), (3, 4)]
+    assert [c.result for c in result.tool_calls] == [3, 7]
+    ids = [e.result.call_id for e in result.events if isinstance(e, ToolCallFinished)]
+    assert len(set(ids)) == 2
+    a.close()
+    tasks.close()

@@ -8,6 +8,7 @@ tests all consume the same event stream.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import secrets
 import time
@@ -533,6 +534,7 @@ async def run_loop(
             )
             return
         answer_mode = False
+        parsed.calls = _unique_ids(parsed.calls, history)
         history.append(Message("assistant", parsed.text, tool_calls=list(parsed.calls)))
         if recorder is not None:
             recorder.checkpoint(history, ctx.state)
@@ -603,6 +605,19 @@ def _finish(
     if recorder is not None:
         recorder.store.checkpoint(recorder.task_id, history, ctx.state)
         recorder.status(status, result=text)
+
+
+def _unique_ids(calls: list[ToolCall], history: list[Message]) -> list[ToolCall]:
+    """Calls with ids not used before in this task: endpoints that omit ids get ``call_0`` from
+    the client every turn, and a reused id would be answered with the earlier call's result."""
+    seen = {c.id for m in history for c in m.tool_calls}
+    unique = []
+    for call in calls:
+        if not call.id or call.id in seen:
+            call = dataclasses.replace(call, id="call_" + secrets.token_hex(6))
+        seen.add(call.id)
+        unique.append(call)
+    return unique
 
 
 def _ms(since: float) -> float:
