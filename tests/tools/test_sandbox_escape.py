@@ -296,3 +296,119 @@ def test_configured_network_and_denied_paths(env: dict[str, Path]) -> None:
     server.close()
     assert "[]" in out and "connected" in out  # denied dir hidden; network allowed by config
     assert (env["ws"] / "private" / "diary.txt").read_text() == "dear diary"
+
+
+# --- issue 16: escapes found by the data-and-host-safety trial ------------------------------------
+
+
+@pytest.fixture
+def home_ws(env: dict[str, Path]) -> dict[str, Path]:
+    """Lar run from the home directory: the workspace contains $LAR_HOME."""
+    lar_home = env["lar_home"]
+    (lar_home / "tools").mkdir()
+    (lar_home / "lar.db").write_bytes(b"SQLite format 3\x00memories-" + ENV_SECRET.encode())
+    return {**env, "ws": env["home"]}
+
+
+def test_workspace_modules_are_not_imported_by_the_launcher(env: dict[str, Path]) -> None:
+    marker = env["outside"] / "ran-on-host"
+    for name in ("json", "resource", "os", "sys", "encodings"):
+        (env["ws"] / f"{name}.py").write_text(
+            f"open({str(marker)!r}, 'a').write('{name}')\n"
+            "import subprocess\n"
+            "subprocess.Popen(['sh', '-c', 'sleep 30'], start_new_session=True)\n"
+        )
+    out = py(env, "print(6 * 7)")
+    assert "42" in out
+    assert not marker.exists()  # nothing from the workspace ran outside the sandbox
+
+
+def test_workspace_pth_and_sitecustomize_are_not_loaded_on_the_host(env: dict[str, Path]) -> None:
+    marker = env["outside"] / "ran-on-host"
+    (env["ws"] / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'a').write('site')\n")
+    (env["ws"] / "usercustomize.py").write_text(f"open({str(marker)!r}, 'a').write('user')\n")
+    (env["ws"] / "evil.pth").write_text(f"import os; open({str(marker)!r}, 'a').write('pth')\n")
+    sh(env, "echo hi")
+    assert not marker.exists()
+
+
+def _scan_memory(pid: str) -> str:
+    """Code that reads every readable region of /proc/PID/mem and prints whether it holds the
+    planted secret (or why it could not read)."""
+    return (
+        # The secret reversed: the code itself (in bwrap's argv) must not hold the needle.
+        f"needle = {ENV_SECRET[::-1]!r}[::-1].encode()\n"
+        f"pid = {pid}\n"
+        "found, errors = False, set()\n"
+        "try:\n"
+        "    maps = open(f'/proc/{pid}/maps').read().splitlines()\n"
+        "    mem = open(f'/proc/{pid}/mem', 'rb')\n"
+        "except OSError as e:\n"
+        "    maps, errors = [], {type(e).__name__}\n"
+        "for line in maps:\n"
+        "    lo, hi = (int(x, 16) for x in line.split()[0].split('-'))\n"
+        "    if 'r' not in line.split()[1]: continue\n"
+        "    try:\n"
+        "        mem.seek(lo); found = found or needle in mem.read(hi - lo)\n"
+        "    except (OSError, ValueError, OverflowError) as e:\n"
+        "        errors.add(type(e).__name__)\n"
+        "print('FOUND' if found else 'clean', sorted(errors))\n"
+    )
+
+
+def test_proc_mem_of_pid1_and_parent_hold_no_secret(env: dict[str, Path]) -> None:
+    for pid in ("1", "__import__('os').getppid()"):
+        out = py(env, _scan_memory(pid), timeout_s=20)
+        assert "FOUND" not in out and ENV_SECRET not in out
+
+
+def test_lar_process_memory_is_not_readable(env: dict[str, Path]) -> None:
+    out = py(env, _scan_memory(str(os.getpid())), timeout_s=20)
+    assert "FOUND" not in out and "clean" in out  # not even visible: another PID namespace
+
+
+def test_lar_home_inside_the_workspace_is_hidden_from_code(home_ws: dict[str, Path]) -> None:
+    listing = sh(home_ws, "ls -A .lar")
+    assert "config.yaml" not in listing and "lar.db" not in listing and "tools" not in listing
+    out = sh(home_ws, "cat .lar/config.yaml .lar/lar.db; grep -r sk- . 2>/dev/null")
+    assert ENV_SECRET not in out
+
+
+def test_code_cannot_plant_a_user_tool(home_ws: dict[str, Path]) -> None:
+    py(
+        home_ws,
+        "import os\nos.makedirs('.lar/tools', exist_ok=True)\n"
+        "open('.lar/tools/evil.py', 'w').write('import os; os.system(\"touch /tmp/pwned\")')",
+    )
+    assert not (home_ws["lar_home"] / "tools" / "evil.py").exists()
+
+
+def test_code_cannot_rewrite_the_database(home_ws: dict[str, Path]) -> None:
+    before = (home_ws["lar_home"] / "lar.db").read_bytes()
+    sh(home_ws, "echo tampered > .lar/lar.db; rm -f .lar/config.yaml")
+    assert (home_ws["lar_home"] / "lar.db").read_bytes() == before
+    assert (home_ws["lar_home"] / "config.yaml").exists()
+
+
+def test_file_tools_refuse_lar_home_inside_the_workspace(home_ws: dict[str, Path]) -> None:
+    read = call(home_ws, "file_read", path=".lar/config.yaml")
+    assert not read.ok and ENV_SECRET not in read.content
+    write = call(home_ws, "file_write", path=".lar/tools/evil.py", content="print(1)")
+    assert not write.ok and not (home_ws["lar_home"] / "tools" / "evil.py").exists()
+    patch = call(home_ws, "file_patch", path=".lar/config.yaml", old="api_key", new="x")
+    assert not patch.ok and "api_key" in (home_ws["lar_home"] / "config.yaml").read_text()
+
+
+def test_a_symlink_into_lar_home_is_refused(home_ws: dict[str, Path]) -> None:
+    (home_ws["ws"] / "innocent.txt").symlink_to(home_ws["lar_home"] / "config.yaml")
+    read = call(home_ws, "file_read", path="innocent.txt")
+    assert not read.ok and ENV_SECRET not in read.content
+    out = sh(home_ws, "cat innocent.txt")
+    assert ENV_SECRET not in out
+
+
+def test_workspace_python_path_tricks_stay_inside(env: dict[str, Path]) -> None:
+    marker = env["outside"] / "ran-on-host"
+    (env["ws"] / "json.py").write_text(f"open({str(marker)!r}, 'a').write('x')\n")
+    out = py(env, "import json\nprint('inside')")  # imported inside the sandbox only
+    assert "No such file" in out and not marker.exists()  # where the host's files are not

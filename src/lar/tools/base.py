@@ -334,3 +334,19 @@ def tool(
         )
 
     return wrap(fn) if fn is not None else wrap
+
+
+def private_paths(ctx: ToolContext) -> list[Path]:
+    """Folders no tool may read or change, even inside the workspace: Lar's home (config with
+    keys, lar.db, the user tools every later process loads) and the configured denied paths."""
+    from lar.config import lar_home
+
+    found = [p for p in (ctx.home, lar_home()) if p is not None]
+    denied = getattr(ctx.sandbox, "denied_paths", None) or []
+    found += [Path(d).expanduser() for d in denied]
+    unique: list[Path] = []
+    for path in found:
+        resolved = path.resolve()
+        if resolved not in unique:
+            unique.append(resolved)
+    return unique

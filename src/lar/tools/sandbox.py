@@ -41,7 +41,10 @@ __all__ = [
 Level = Literal["bubblewrap", "rlimits"]
 _PIDS_ROOT = Path("/sys/fs/cgroup/pids")
 
-# Runs first inside the new process: apply limits, join the pids cgroup, then exec the command.
+# Runs first inside the new process, still on the host: apply limits, join the pids cgroup,
+# then exec the command (bwrap, or the program itself at the rlimits level). It is started with
+# -I (no current directory or PYTHON* variables on its import path) from a directory of its own,
+# so nothing in the workspace is ever imported here; it enters the workspace only to exec.
 _LAUNCHER = """
 import json, os, resource, sys
 cfg = json.loads(sys.argv[1])
@@ -50,8 +53,10 @@ for name, value in cfg["limits"].items():
 if cfg.get("cgroup"):
     with open(cfg["cgroup"] + "/cgroup.procs", "w") as f:
         f.write(str(os.getpid()))
+os.chdir(cfg["cwd"])
 os.execvpe(sys.argv[2], sys.argv[2:], cfg["env"])
 """
+_LAUNCHER_DIR = Path("/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,21 +223,42 @@ def _retrieved(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
+@cache
+def _not_dumpable() -> bool:
+    """Make this process's memory unreadable to other processes of the same user
+    (``/proc/PID/mem``, ptrace): it holds API keys, and at the rlimits level sandboxed code runs
+    as this user in this PID namespace. Linux only; once per process."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE, SUID_DUMP_DISABLE
+    except (OSError, AttributeError):
+        return False
+
+
 async def run_sandboxed(argv: list[str], policy: SandboxPolicy) -> SandboxResult:
     """Run ``argv`` inside the sandbox; never raises for what the program does."""
+    _not_dumpable()
     level = isolation_level()
     policy.workspace.mkdir(parents=True, exist_ok=True)
     env = _env(policy)
     group = _make_cgroup(policy)
-    cfg = {"limits": _limits(policy), "env": env, "cgroup": str(group) if group else None}
+    cfg = {
+        "limits": _limits(policy),
+        "env": env,
+        "cgroup": str(group) if group else None,
+        "cwd": str(policy.workspace),
+    }
     command = (_bwrap_args(policy) if level == "bubblewrap" else []) + argv
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
+        "-I",
         "-c",
         _LAUNCHER,
         json.dumps(cfg),
         *command,
-        cwd=policy.workspace,
+        cwd=_LAUNCHER_DIR,
         env=env,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,

@@ -6,10 +6,9 @@ Hard-line commands (B3) are refused before anything starts; the sandbox contains
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any, Literal
 
-from lar.tools.base import ToolContext, tool
+from lar.tools.base import ToolContext, private_paths, tool
 from lar.tools.danger import Verdict, assess
 from lar.tools.sandbox import SandboxPolicy, run_sandboxed
 
@@ -35,8 +34,14 @@ if last is not None:
 
 def _policy(ctx: ToolContext, timeout_s: int) -> SandboxPolicy:
     cfg = ctx.sandbox
+    hidden = tuple(private_paths(ctx))  # Lar's home stays hidden even inside the workspace
     if cfg is None:
-        return SandboxPolicy(workspace=ctx.workspace, timeout_s=timeout_s, max_output=_MAX_OUTPUT)
+        return SandboxPolicy(
+            workspace=ctx.workspace,
+            timeout_s=timeout_s,
+            max_output=_MAX_OUTPUT,
+            denied_paths=hidden,
+        )
     return SandboxPolicy(
         workspace=ctx.workspace,
         timeout_s=timeout_s,
@@ -46,7 +51,7 @@ def _policy(ctx: ToolContext, timeout_s: int) -> SandboxPolicy:
         memory_mb=cfg.memory_mb,
         file_size_mb=cfg.file_size_mb,
         max_procs=cfg.max_procs,
-        denied_paths=tuple(Path(p).expanduser() for p in cfg.denied_paths),
+        denied_paths=hidden,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from lar.tools.base import ToolContext, tool
+from lar.tools.base import ToolContext, private_paths, tool
 
 __all__ = ["file_read", "file_write", "file_patch"]
 
@@ -21,6 +21,12 @@ def _resolve(ctx: ToolContext, path: str) -> Path:
         raise PermissionError(
             f"{path!r} is outside the workspace ({root}); file tools only work inside it"
         )
+    for private in private_paths(ctx):
+        if target == private or private in target.parents:
+            raise PermissionError(
+                f"{path!r} is in {private}, which holds Lar's own or denied files; "
+                "tools cannot read or change it"
+            )
     return target
 
 
