@@ -232,7 +232,7 @@ def _not_dumpable() -> bool:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE, SUID_DUMP_DISABLE
+        return bool(libc.prctl(4, 0, 0, 0, 0) == 0)  # PR_SET_DUMPABLE, SUID_DUMP_DISABLE
     except (OSError, AttributeError):
         return False
 
