@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import fcntl
+import os
+import stat
+import struct
 from pathlib import Path
 from typing import Literal
 
@@ -30,6 +36,84 @@ def _resolve(ctx: ToolContext, path: str) -> Path:
     return target
 
 
+_SYS_OPENAT2 = 437  # the same number on every Linux architecture (new syscalls are unified)
+_RESOLVE = 0x02 | 0x04 | 0x08  # RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH
+_openat2_missing = False
+
+
+def _openat2(dirfd: int, rel: str, flags: int, mode: int) -> int:
+    """openat2(2) beneath ``dirfd`` with no symlink anywhere on the way; -1 if unsupported."""
+    global _openat2_missing
+    if _openat2_missing:
+        return -1
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        _openat2_missing = True
+        return -1
+    how = struct.pack("QQQ", flags, mode if flags & os.O_CREAT else 0, _RESOLVE)
+    fd = libc.syscall(_SYS_OPENAT2, dirfd, rel.encode(), how, len(how))
+    if fd >= 0:
+        return int(fd)
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EPERM) and not os.path.lexists(rel):
+        _openat2_missing = True  # old kernel, or a seccomp filter that forbids it
+        return -1
+    if err == errno.ELOOP or err == errno.EXDEV:
+        raise PermissionError(
+            f"{rel!r} changed while it was opened (a symlink appeared on its path); not opened"
+        )
+    raise OSError(err, os.strerror(err), rel)
+
+
+def _open(ctx: ToolContext, path: str, flags: int, mode: int = 0o644) -> int:
+    """A descriptor for ``path`` in the workspace, with no window between check and use.
+
+    The path is checked resolved (``_resolve``), then opened again relative to the workspace
+    with no symlink allowed on the way: a directory swapped for a symlink in between makes the
+    open fail instead of landing outside. Only regular files are opened (a FIFO would block).
+    """
+    target = _resolve(ctx, path)
+    root = ctx.workspace.resolve()
+    rel = "." if target == root else str(target.relative_to(root))
+    flags |= os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+    rootfd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        try:
+            fd = _openat2(rootfd, rel, flags, mode)
+            if fd < 0:
+                fd = os.open(rel, flags, mode, dir_fd=rootfd)
+                real = Path(os.readlink(f"/proc/self/fd/{fd}"))
+                if real != root and root not in real.parents:
+                    os.close(fd)
+                    raise PermissionError(f"{path!r} changed while it was opened; not opened")
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # a FIFO with no reader, opened for writing
+                raise PermissionError(f"{path!r} is not a regular file (a FIFO)") from None
+            if exc.errno == errno.EISDIR:
+                raise IsADirectoryError(f"{path!r} is a folder, not a file") from None
+            raise
+    finally:
+        os.close(rootfd)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(f"{path!r} is a folder, not a file")
+        raise PermissionError(f"{path!r} is not a regular file (a FIFO, socket or device)")
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    return fd
+
+
+def _read_text(ctx: ToolContext, path: str) -> str:
+    try:
+        fd = _open(ctx, path, os.O_RDONLY)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no file {path!r} in {ctx.workspace}") from None
+    with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
 @tool(broad=True)
 def file_read(
     path: str,
@@ -47,10 +131,7 @@ def file_read(
         end_line: Last line to show; default: up to 400 lines.
         keyword: Show only lines containing this text, with 2 lines of context.
     """
-    file = _resolve(ctx, path)
-    if not file.is_file():
-        raise FileNotFoundError(f"no file {path!r} in {ctx.workspace}")
-    lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+    lines = _read_text(ctx, path).splitlines()
     if keyword:
         keep: set[int] = set()
         for i, line in enumerate(lines):
@@ -83,10 +164,13 @@ def file_write(
         mode: create (fails if the file exists), append, or overwrite.
     """
     file = _resolve(ctx, path)
-    if mode == "create" and file.exists():
-        raise FileExistsError(f"{path} exists; use mode 'append' or 'overwrite'")
     file.parent.mkdir(parents=True, exist_ok=True)
-    with file.open("a" if mode == "append" else "w", encoding="utf-8") as f:
+    how = {"create": os.O_EXCL, "append": os.O_APPEND, "overwrite": os.O_TRUNC}[mode]
+    try:
+        fd = _open(ctx, path, os.O_WRONLY | os.O_CREAT | how)
+    except FileExistsError:
+        raise FileExistsError(f"{path} exists; use mode 'append' or 'overwrite'") from None
+    with os.fdopen(fd, "a" if mode == "append" else "w", encoding="utf-8") as f:
         f.write(content)
     return f"wrote {len(content)} characters to {path} ({mode})"
 
@@ -100,15 +184,19 @@ def file_patch(path: str, old: str, new: str, ctx: ToolContext) -> str:
         old: The exact text to replace.
         new: The replacement text.
     """
-    file = _resolve(ctx, path)
-    if not file.is_file():
-        raise FileNotFoundError(f"no file {path!r} in {ctx.workspace}")
-    text = file.read_text(encoding="utf-8")
-    count = text.count(old) if old else 0
-    if count != 1:
-        raise ValueError(
-            f"the block to replace occurs {count} times in {path}; it must occur exactly once "
-            "(copy it exactly, with more surrounding lines if needed)"
-        )
-    file.write_text(text.replace(old, new, 1), encoding="utf-8")
+    try:
+        fd = _open(ctx, path, os.O_RDWR)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no file {path!r} in {ctx.workspace}") from None
+    with os.fdopen(fd, "r+", encoding="utf-8") as f:
+        text = f.read()
+        count = text.count(old) if old else 0
+        if count != 1:
+            raise ValueError(
+                f"the block to replace occurs {count} times in {path}; it must occur exactly "
+                "once (copy it exactly, with more surrounding lines if needed)"
+            )
+        f.seek(0)
+        f.write(text.replace(old, new, 1))
+        f.truncate()
     return f"patched {path}: replaced {len(old)} characters with {len(new)}"
