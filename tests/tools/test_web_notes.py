@@ -35,6 +35,11 @@ def site() -> Iterator[str]:
                 self.send_response(404)
                 self.end_headers()
                 return
+            if self.path.startswith("/bounce"):  # /bounce?to=URL
+                self.send_response(302)
+                self.send_header("Location", self.path.split("to=", 1)[1])
+                self.end_headers()
+                return
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(PAGE)))
@@ -90,3 +95,34 @@ def test_notes_and_todo_persist(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="needs the item number"):
         todo("done", fresh)
     assert oct((tmp_path / "home" / "lar.db").stat().st_mode)[-3:] == "600"
+
+
+def test_a_redirect_to_a_local_address_is_not_followed_without_a_yes(
+    site: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tests reach only loopback, so 127.0.0.1 plays the public site and localhost the user's
+    own service: the redirect target is checked as the first URL was."""
+    from lar.tools.builtin import web
+
+    real = web.is_local
+    monkeypatch.setattr(web, "is_local", lambda host: host != "127.0.0.1" and real(host))
+    port = site.rsplit(":", 1)[1]
+    inner = f"http://localhost:{port}/internal-token"
+    executor = ToolExecutor([web_scan], approver=lambda c, t: False)  # the user says no
+    try:
+        r = asyncio.run(
+            executor.run(
+                ToolCall("c", "web_scan", {"url": f"{site}/bounce?to={inner}"}),
+                ToolContext(workspace=tmp_path),
+            )
+        )
+        assert not r.ok and "redirects to a local or private address" in r.content
+        assert "Local agents" not in r.content  # the internal page was not fetched
+        direct = asyncio.run(
+            executor.run(ToolCall("d", "web_scan", {"url": inner}), ToolContext(workspace=tmp_path))
+        )
+        assert not direct.ok and "did not allow" in direct.content  # asked, and denied
+    finally:
+        executor.close()
+    # A public page redirecting to another public page is followed.
+    assert "# Lar test page" in web_scan(f"{site}/bounce?to={site}/page")

@@ -111,14 +111,22 @@ def _url_danger(args: dict[str, Any], ctx: ToolContext) -> Verdict:
     if url.scheme not in ("http", "https"):
         return Verdict("refuse", [f"only http and https URLs can be scanned (got {url.scheme!r})"])
     host = url.hostname or ""
-    try:
-        infos = socket.getaddrinfo(host, None)
-        addresses = {ipaddress.ip_address(str(i[4][0])) for i in infos}
-    except (OSError, ValueError):
-        return Verdict("ok")  # unresolvable: the fetch itself will fail with a clear error
-    if any(a.is_loopback or a.is_private or a.is_link_local for a in addresses):
+    if is_local(host):
         return Verdict("confirm", [f"reaches a local or private network address ({host})"])
     return Verdict("ok")
+
+
+def is_local(host: str) -> bool:
+    """Whether ``host`` resolves to a loopback, private or link-local address."""
+    try:
+        infos = socket.getaddrinfo(host, None)
+        addresses = {ipaddress.ip_address(str(i[4][0]).split("%")[0]) for i in infos}
+    except (OSError, ValueError):
+        return False  # unresolvable: the fetch itself will fail with a clear error
+    return any(a.is_loopback or a.is_private or a.is_link_local for a in addresses)
+
+
+_MAX_REDIRECTS = 5
 
 
 @tool(timeout_s=20, determinism="nondeterministic", danger=_url_danger, broad=True)
@@ -129,16 +137,36 @@ def web_scan(url: str, max_chars: int = 4000) -> str:
         url: An http or https URL.
         max_chars: Keep at most this many characters of text.
     """
-    with httpx.Client(follow_redirects=True, timeout=15.0, max_redirects=5) as client:
-        with client.stream("GET", url, headers={"User-Agent": "lar/0.1 (web_scan)"}) as response:
-            response.raise_for_status()
-            body = bytearray()
-            for chunk in response.iter_bytes():
-                body.extend(chunk)
-                if len(body) > _MAX_BYTES:
-                    break
-            kind = response.headers.get("content-type", "")
-            text = bytes(body).decode(response.encoding or "utf-8", errors="replace")
+    # Redirects are followed by hand: each target is checked as the first URL was, so a public
+    # page cannot bounce the fetch to the user's own services without a yes.
+    local_ok = is_local(urlparse(url).hostname or "")  # the first URL was confirmed if local
+    headers = {"User-Agent": "lar/0.1 (web_scan)"}
+    with httpx.Client(follow_redirects=False, timeout=15.0) as client:
+        for _ in range(_MAX_REDIRECTS + 1):
+            with client.stream("GET", url, headers=headers) as response:
+                if response.is_redirect and "location" in response.headers:
+                    target = str(response.url.join(response.headers["location"]))
+                    parsed = urlparse(target)
+                    if parsed.scheme not in ("http", "https"):
+                        raise PermissionError(f"{url} redirects to {target}: not http(s)")
+                    if not local_ok and is_local(parsed.hostname or ""):
+                        raise PermissionError(
+                            f"{url} redirects to a local or private address ({target}); not "
+                            "followed. Scan that URL directly if it is meant (the user is asked)"
+                        )
+                    url = target
+                    continue
+                response.raise_for_status()
+                body = bytearray()
+                for chunk in response.iter_bytes():
+                    body.extend(chunk)
+                    if len(body) > _MAX_BYTES:
+                        break
+                kind = response.headers.get("content-type", "")
+                text = bytes(body).decode(response.encoding or "utf-8", errors="replace")
+                break
+        else:
+            raise RuntimeError(f"more than {_MAX_REDIRECTS} redirects; stopped at {url}")
     if "html" in kind or text.lstrip().lower().startswith(("<!doctype html", "<html")):
         text = simplify_html(text, str(response.url))
     limit = max(200, min(int(max_chars), 20000))
