@@ -108,3 +108,78 @@ def test_every_text_field_of_every_event_type_is_covered() -> None:
         if type(event).__name__ in ("RunStarted", "ModelCalled"):
             continue  # model names and run ids only: not user, model or tool text
         assert KEY not in cleaned, type(event).__name__
+
+
+# Configured secrets as people have them: quotes, backslashes, non-ASCII (issue 16, Must show 8).
+AWKWARD = ['pa"ss\\word-2024', "сек-ретный-ключ-Ω", 'q"u\\o\'te\\"mix']
+URL = "postgres://bob:Hunter2-db-pass@db.internal:5432/app"
+
+
+def test_awkward_secrets_and_url_passwords_are_masked_as_written() -> None:
+    r = Redactor(AWKWARD)
+    for secret in AWKWARD:
+        assert r.text(f"<{secret}>") == f"<{MASK}>"
+    assert (
+        r.text(f"connect to {URL} now")
+        == f"connect to postgres://bob:{MASK}@db.internal:5432/app now"
+    )
+    assert (
+        r.text("https://example.org/a:b@c is no password")
+        == "https://example.org/a:b@c is no password"
+    )
+
+
+def test_awkward_secrets_are_masked_in_every_table_and_output(lar_home: Path) -> None:
+    """Through `lar run --json` with the secrets configured as credentials: the output, every
+    table of lar.db (tasks, tool calls, traces, notes) and the memory files stay clean."""
+    import sqlite3
+
+    text = f"keep {AWKWARD[0]} and {AWKWARD[1]} and {AWKWARD[2]} for {URL}"
+    script = [tool_call_reply("notes", {"action": "add", "text": text}), text_reply(text)]
+    with MockOpenAIServer(script) as srv:
+        creds = {f"c{i}": secret for i, secret in enumerate(AWKWARD)}
+        (lar_home / "config.yaml").write_text(
+            "model: mock\n"
+            f"models:\n  - {{name: mock, engine: openai, base_url: '{srv.url}'}}\n"
+            f"tools:\n  credentials: {json.dumps(creds)}\n"
+        )
+        out = subprocess.run(
+            [sys.executable, "-m", "lar", "run", "--json", "--yes", "note it"],
+            capture_output=True,
+            text=True,
+            env={"LAR_HOME": str(lar_home), "PATH": "/usr/bin:/bin"},
+            cwd=lar_home,
+            timeout=120,
+        )
+    assert out.returncode == 0, out.stderr
+    db = sqlite3.connect(lar_home / "lar.db")
+    rows = "\n".join(db.iterdump())
+    notes = db.execute("SELECT text FROM notes").fetchall()
+    db.close()
+    files = "\n".join(
+        p.read_text(errors="replace") for p in (lar_home / "memory").rglob("*.md") if p.is_file()
+    )
+    for secret in [*AWKWARD, "Hunter2-db-pass"]:
+        forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}
+        for form in forms:
+            for where, data in (("output", out.stdout + out.stderr), ("lar.db", rows)):
+                assert form not in data, (where, form)
+            assert form not in files
+    assert len(notes) == 1 and f"postgres://bob:{MASK}@db.internal" in notes[0][0]
+
+
+def test_memory_mirrors_are_private(lar_home: Path) -> None:
+    from lar.config import load_config
+    from lar.memory import open_memory
+
+    memory = open_memory(load_config(home=lar_home))
+    memory.store.add("I drink green tea")
+    memory.sync_files()
+    memory.files.archive("s_1", "tea talk", [("user", "I drink green tea", 0.0)])
+    memory.store.close()
+    folder = lar_home / "memory"
+    made = [p for p in folder.rglob("*") if not p.name.startswith(".")]
+    assert any(p.suffix == ".md" for p in made)
+    for path in [folder, *made]:
+        mode = path.stat().st_mode & 0o777
+        assert mode == (0o700 if path.is_dir() else 0o600), (path, oct(mode))

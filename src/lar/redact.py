@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from lar.types import (
     ContextCompressed,
@@ -24,7 +25,7 @@ from lar.types import (
     event_to_json,
 )
 
-__all__ = ["Redactor", "MASK"]
+__all__ = ["Redactor", "MASK", "mask_strings"]
 
 MASK = "[redacted]"
 _PATTERNS = [
@@ -40,23 +41,67 @@ _PATTERNS = [
 ]
 
 
+# The password of a URL (postgres://user:PASSWORD@host): only the password is masked.
+_URL_PASSWORD = r"(?P<url>[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:)(?P<pw>[^/\s@]+)(?=@)"
+
+
 class Redactor:
+    """Masks configured secrets and common key formats in raw text.
+
+    Matching is on the text itself, never on an escaped form (JSON), so secrets holding quotes,
+    backslashes or non-ASCII characters are found as written.
+    """
+
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         known = sorted({s for s in secrets if s and len(s) >= 6}, key=len, reverse=True)
-        parts = [re.escape(s) for s in known] + _PATTERNS
+        parts = [re.escape(s) for s in known] + _PATTERNS + [_URL_PASSWORD]
         self._rx = re.compile("|".join(parts))
 
+    @staticmethod
+    def _mask(match: re.Match[str]) -> str:
+        return match.group("url") + MASK if match.group("pw") else MASK
+
     def text(self, value: str) -> str:
-        return self._rx.sub(MASK, value)
+        return self._rx.sub(self._mask, value)
 
     def event(self, event: Event) -> Event:
         """The event itself when clean (the common case: a regex scan of its text fields), else a
         masked copy."""
         if not any(self._rx.search(text) for text in _texts(event)):
             return event
-        data = event_to_json(event)
-        # Mask inside the JSON text; a secret never contains JSON syntax, so it stays valid.
-        return event_from_json(self._rx.sub(MASK, data))
+        return event_from_json(json.dumps(self._masked(json.loads(event_to_json(event)))))
+
+    def _masked(self, value: Any) -> Any:
+        return mask_strings(value, self.text)
+
+
+def mask_strings(value: Any, mask: Callable[[str], str]) -> Any:
+    """Every string in a JSON-like value passed through ``mask`` (keys too), structure kept.
+
+    Mask before ``json.dumps``, never after: escaping hides quotes, backslashes and non-ASCII
+    characters of a secret from a pattern written for the raw text.
+    """
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, list | tuple):
+        return [mask_strings(v, mask) for v in value]
+    if isinstance(value, dict):
+        return {mask(str(k)): mask_strings(v, mask) for k, v in value.items()}
+    return value
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _strings(v)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield str(k)
+            yield from _strings(v)
+    elif value is not None and not isinstance(value, int | float | bool):
+        yield str(value)
 
 
 def _texts(event: Event) -> Iterator[str]:
@@ -67,7 +112,7 @@ def _texts(event: Event) -> Iterator[str]:
         yield event.message
     elif isinstance(event, MemoryRecalled):
         yield event.query
-        yield json.dumps(event.items, default=str)
+        yield from _strings(event.items)
     elif isinstance(event, MemoryWritten):
         yield from (event.action, event.content, event.reason)
         yield from (event.memory_id or "", event.replaced or "")
@@ -80,12 +125,7 @@ def _texts(event: Event) -> Iterator[str]:
         yield from event.failover  # engine errors can quote a URL
     elif isinstance(event, ToolCallStarted):
         yield event.call.raw or ""
-        if event.call.arguments:
-            yield json.dumps(event.call.arguments, default=str)
+        yield from _strings(event.call.arguments)
     elif isinstance(event, ToolCallFinished):
         yield event.result.content
-        value = event.result.value
-        if isinstance(value, str):
-            yield value
-        elif value is not None and not isinstance(value, int | float | bool):
-            yield json.dumps(value, default=str)
+        yield from _strings(event.result.value)

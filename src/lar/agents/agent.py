@@ -489,6 +489,7 @@ class Agent:
             ask_user=self.ask_user,
             sandbox=self.config.tools.sandbox,
             memory=self.memory,
+            redact=self.redactor.text,
         )
         settings = self.settings
         if settings.stream != stream_text:

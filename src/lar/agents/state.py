@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from lar.db import connect
 from lar.errors import LarError
+from lar.redact import mask_strings
 from lar.types import Message, ToolCall, ToolResult, from_dict, to_dict
 
 __all__ = [
@@ -156,6 +157,11 @@ class TaskStore:
         """Whether a process is running the task now."""
         return TaskLock(self.path.parent / "locks" / f"{task_id}.lock").held_elsewhere()
 
+    def _json(self, value: Any) -> str:
+        """JSON with every string masked before encoding (see ``lar.redact.mask_strings``)."""
+        value = json.loads(json.dumps(value, default=str))  # plain JSON types first
+        return json.dumps(mask_strings(value, self._redact), ensure_ascii=False)
+
     def _opt(self, text: str | None) -> str | None:
         return None if text is None else self._redact(text)
 
@@ -179,7 +185,7 @@ class TaskStore:
         )
 
     def checkpoint(self, task_id: str, history: list[Message], state: dict[str, Any]) -> None:
-        data = self._redact(json.dumps({"history": to_dict(history), "state": state}, default=str))
+        data = self._json({"history": to_dict(history), "state": state})
         self.db.execute(
             "UPDATE tasks SET checkpoint = ?, status = CASE WHEN status = 'pending' THEN "
             "'running' ELSE status END, updated = ? WHERE id = ?",
@@ -229,7 +235,7 @@ class TaskStore:
                 task_id,
                 call.id,
                 call.name,
-                self._redact(json.dumps(call.arguments, default=str)),
+                self._json(call.arguments),
                 time.time(),
             ),
         )
@@ -239,7 +245,7 @@ class TaskStore:
             "UPDATE tool_calls SET status = 'done', result = ?, updated = ? "
             "WHERE task_id = ? AND call_id = ?",
             (
-                self._redact(json.dumps(to_dict(result), default=str)),
+                self._json(to_dict(result)),
                 time.time(),
                 task_id,
                 result.call_id,

@@ -70,9 +70,19 @@ def _sha(text: str) -> str:
 
 
 def _atomic_write(path: Path, text: str) -> None:
+    """Write private (0600, created so: never readable by others even for a moment)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.chmod(tmp, 0o600)  # an older tmp file may have had another mode
     os.replace(tmp, path)
+
+
+def _private_dir(folder: Path) -> None:
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if folder.stat().st_mode & 0o077:
+        folder.chmod(0o700)
 
 
 class MemoryFiles:
@@ -97,7 +107,7 @@ class MemoryFiles:
         for name in ("L2_facts.md", "L3_skills.md"):
             path = self.folder / name
             try:
-                text = path.read_text()
+                text = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 continue
             if written.get(name) == _sha(text):
@@ -157,10 +167,10 @@ class MemoryFiles:
             return
         if index_lines is None:
             index_lines = []
-        self.folder.mkdir(parents=True, exist_ok=True)
+        _private_dir(self.folder)
         rules = self.folder / "L0_rules.md"
         if not rules.exists():
-            rules.write_text(L0_RULES)
+            _atomic_write(rules, L0_RULES)
         records = self.store.records()
         files = {
             "L1_index.md": "# L1 — index (in every prompt)\n\n" + "\n".join(index_lines) + "\n",
@@ -179,7 +189,7 @@ class MemoryFiles:
         for name, text in files.items():
             path = self.folder / name
             try:
-                same = path.read_text() == text
+                same = path.read_text(encoding="utf-8", errors="replace") == text
             except OSError:
                 same = False
             if not same:
@@ -208,7 +218,7 @@ class MemoryFiles:
     def archive(self, session_id: str, summary: str, turns: list[tuple[str, str, float]]) -> Path:
         """Write one session's raw turns and summary to L4_archive/ (kept, never regenerated)."""
         folder = self.folder / "L4_archive"
-        folder.mkdir(parents=True, exist_ok=True)
+        _private_dir(folder)
         first = turns[0][2] if turns else time.time()
         day = time.strftime("%Y-%m-%d", time.localtime(first))
         path = folder / f"{day}_{session_id}.md"
@@ -217,6 +227,6 @@ class MemoryFiles:
             when = time.strftime("%H:%M", time.localtime(at))
             lines.append(f"**{role}** ({when}): {content}")
             lines.append("")
-        previous = path.read_text() if path.exists() else ""
+        previous = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
         _atomic_write(path, previous + "\n".join(lines))
         return path

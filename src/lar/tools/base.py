@@ -49,6 +49,8 @@ class ToolContext:
     """``lar.config.SandboxSettings`` for code tools (None: the defaults)."""
     memory: Any = None
     """``lar.memory.agent_memory.AgentMemory`` when the agent has memory (None: off)."""
+    redact: Callable[[str], str] = field(default=lambda text: text)
+    """Masks secrets (``lar.redact``) in what a tool stores, such as notes."""
 
 
 class ToolArgumentError(ValueError):

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lar.engines.catalog import ModelInfo
+from lar.redact import mask_strings
 from lar.routing.reward import reward
 from lar.telemetry.records import TelemetryRecord, token_counts
 from lar.traces.store import Trace, TraceStore
@@ -108,9 +109,10 @@ class TraceRecorder:
         if end is not None:
             self._now, self._wall = end
         trace = self._conclude(final)
-        # One encoding and, where needed, one masking pass for all steps.
-        text = json.dumps(self._steps, ensure_ascii=False, default=str)
-        trace.steps_json = self.redact(text) if self.redact is not None else text
+        steps: Any = self._steps
+        if self.redact is not None:  # masked before encoding: escapes would hide a secret
+            steps = mask_strings(json.loads(json.dumps(steps, default=str)), self.redact)
+        trace.steps_json = json.dumps(steps, ensure_ascii=False, default=str)
         return trace
 
     def _step(

@@ -50,7 +50,7 @@ def _change(ctx: ToolContext, kind: str, action: str, text: str, item: int | Non
                 raise ValueError("text is required to add an item")
             cur = db.execute(
                 "INSERT INTO notes (kind, text, created) VALUES (?, ?, ?)",
-                (kind, text.strip(), time.time()),
+                (kind, ctx.redact(text.strip()), time.time()),
             )
             return f"added {kind} {cur.lastrowid}"
         if action == "list":
