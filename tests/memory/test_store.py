@@ -76,7 +76,10 @@ def test_editing_content_and_its_hash_is_still_caught(tmp_path: Path) -> None:
     store.db.execute(
         "UPDATE memories SET content = 'forged', sha256 = ? WHERE id = ?", (forged, ids[1])
     )
-    assert [(p.memory_id, p.kind) for p in store.verify()] == [(ids[1], "fields_changed")]
+    assert [(p.memory_id, p.kind) for p in store.verify()] == [
+        (ids[1], "fields_changed"),
+        (ids[1], "state_changed"),
+    ]
 
 
 def test_deleting_a_record_is_detected(tmp_path: Path) -> None:
@@ -94,3 +97,65 @@ def test_deleting_a_record_is_detected(tmp_path: Path) -> None:
 def test_file_mode_is_private(tmp_path: Path) -> None:
     MemoryStore(tmp_path / "lar.db").close()
     assert oct((tmp_path / "lar.db").stat().st_mode)[-3:] == "600"
+
+
+def test_a_record_edited_and_rechained_with_plain_sha256_is_caught(tmp_path: Path) -> None:
+    """What sandboxed code could do to lar.db if it reached it: rewrite a memory and recompute
+    every hash of the chain. Without the key (outside its reach) the seals no longer match."""
+    from lar.memory.store import _GENESIS, _chain, _sha
+
+    store = MemoryStore(tmp_path / "lar.db")
+    ids = [store.add(f"fact number {i}") for i in range(4)]
+    store.db.execute("UPDATE memories SET content = 'renew at http://evil' WHERE id = ?", (ids[1],))
+    prev = _GENESIS
+    rows = store.db.execute(
+        "SELECT id, type, content, source, created, supersedes FROM memories ORDER BY seq"
+    ).fetchall()
+    for mid, mtype, content, source, created, supersedes in rows:
+        fields = {
+            "id": mid,
+            "type": mtype,
+            "sha256": _sha(content),
+            "source": source,
+            "created": created,
+            "supersedes": supersedes,
+        }
+        chain = _chain(prev, fields)
+        store.db.execute(
+            "UPDATE memories SET sha256 = ?, prev_hash = ?, chain_hash = ? WHERE id = ?",
+            (fields["sha256"], prev, chain, mid),
+        )
+        prev = chain
+    problems = store.verify()
+    assert {p.kind for p in problems} == {"state_changed"}
+    assert ids[1] in {p.memory_id for p in problems}
+    assert (tmp_path / "memory.key").stat().st_mode & 0o777 == 0o600
+
+
+def test_unforgetting_a_record_by_hand_is_named(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "lar.db")
+    ids = [store.add(f"fact number {i}") for i in range(3)]
+    store.forget(ids[0])
+    assert store.verify() == []  # forgetting through Lar keeps the seal valid
+    store.db.execute("UPDATE memories SET forgotten = 0 WHERE id = ?", (ids[0],))
+    assert [(p.memory_id, p.kind) for p in store.verify()] == [(ids[0], "state_changed")]
+    store.db.execute("UPDATE memories SET forgotten = 1 WHERE id = ?", (ids[0],))
+    assert store.verify() == []  # the sealed state again
+
+
+def test_a_dropped_append_only_trigger_is_named(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "lar.db")
+    store.add("fact")
+    store.db.execute("DROP TRIGGER memory_audit_no_delete")
+    assert [(p.memory_id, p.kind) for p in store.verify()] == [("(schema)", "schema_changed")]
+
+
+def test_an_older_database_is_sealed_once_and_then_checked(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "lar.db")
+    mid = store.add("fact")
+    store.db.execute("UPDATE memories SET seal = NULL")
+    store.close()
+    again = MemoryStore(tmp_path / "lar.db")
+    assert again.verify() == []
+    again.db.execute("UPDATE memories SET superseded_by = 'm_x' WHERE id = ?", (mid,))
+    assert [p.kind for p in again.verify()] == ["state_changed"]

@@ -10,10 +10,13 @@ and every action is written to an append-only audit log. The database is ``$LAR_
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import os
 import secrets
+import sqlite3
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -122,7 +125,14 @@ class NewMemory:
 @dataclass(slots=True)
 class Problem:
     memory_id: str
-    kind: Literal["content_changed", "fields_changed", "missing_before", "missing_at_end"]
+    kind: Literal[
+        "content_changed",
+        "fields_changed",
+        "missing_before",
+        "missing_at_end",
+        "state_changed",
+        "schema_changed",
+    ]
     detail: str
 
 
@@ -135,6 +145,31 @@ def _chain(prev: str, fields: dict[str, object]) -> str:
 
 
 _CHAINED = ("id", "type", "sha256", "source", "created", "supersedes")
+_SEALED = (
+    "id, type, sha256, source, confidence, created, retention_days, session_id, supersedes, "
+    "superseded_by, forgotten, prev_hash, chain_hash"
+)
+_TRIGGERS = ("memories_ai", "memory_audit_append_only", "memory_audit_no_delete")
+
+
+def load_key(path: Path) -> bytes:
+    """The store's sealing key, created (32 random bytes, 0600) on first use.
+
+    It lives in Lar's home, which sandboxed code and file tools cannot see, so a record edited
+    and re-chained with plain SHA-256 by anyone without it no longer matches its seal.
+    """
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        pass
+    key = secrets.token_bytes(32)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_bytes()  # another process made it first
+    with os.fdopen(fd, "wb") as f:
+        f.write(key)
+    return key
 
 
 class MemoryStore:
@@ -147,9 +182,12 @@ class MemoryStore:
         *,
         index_dir: Path | None = None,
         retention: Mapping[Any, int | None] | None = None,
+        key: bytes | None = None,
     ) -> None:
         self.path = path
         self.db = connect(path, _SCHEMA)
+        self.key = key if key is not None else load_key(path.with_name("memory.key"))
+        self._migrate()
         self.retention = {**RETENTION_DAYS, **(retention or {})}
         self.embedder: CachedEmbedder | None = None
         self.vectors: VectorIndex | None = None
@@ -158,6 +196,38 @@ class MemoryStore:
             index_path = index_dir / f"vectors-{embedder.name}.usearch" if index_dir else None
             self.vectors = VectorIndex(self.db, embedder.name, embedder.dim, index_path)
             self._backfill()
+
+    def _migrate(self) -> None:
+        """Give older databases the seal column, and seal their records once (trusting what
+        they hold at that moment: there was nothing to check them against before)."""
+        columns = {r[1] for r in self.db.execute("PRAGMA table_info(memories)")}
+        if "seal" not in columns:
+            try:
+                self.db.execute("ALTER TABLE memories ADD COLUMN seal TEXT")
+            except sqlite3.OperationalError:
+                pass  # another process added it meanwhile
+        if self.db.execute("SELECT 1 FROM memories WHERE seal IS NULL LIMIT 1").fetchone():
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                for (mid,) in self.db.execute("SELECT id FROM memories WHERE seal IS NULL"):
+                    self._seal(mid)
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+
+    def _seal_of(self, row: Sequence[object]) -> str:
+        data = json.dumps(list(row), separators=(",", ":"), ensure_ascii=False)
+        return hmac.new(self.key, data.encode("utf-8"), hashlib.sha256).hexdigest()
+
+    def _seal(self, memory_id: str) -> None:
+        """(Re)compute a record's seal: an HMAC over every field, mutable state included."""
+        row = self.db.execute(f"SELECT {_SEALED} FROM memories WHERE id = ?", (memory_id,))
+        values = row.fetchone()
+        if values is not None:
+            self.db.execute(
+                "UPDATE memories SET seal = ? WHERE id = ?", (self._seal_of(values), memory_id)
+            )
 
     def _backfill(self) -> None:
         """Give a vector to records written without one (embedder off, or another model)."""
@@ -282,6 +352,7 @@ class MemoryStore:
                         "INSERT INTO memory_vectors (memory_seq, model, sha256) VALUES (?, ?, ?)",
                         (cur.lastrowid, self.embedder.name, fields["sha256"]),
                     )
+                self._seal(memory_id)
                 self._audit(
                     actor, "supersede" if supersedes else "add", memory_id, supersedes or ""
                 )
@@ -296,6 +367,7 @@ class MemoryStore:
                     raise MemoryError_(
                         f"cannot supersede {supersedes!r}: unknown or already superseded"
                     )
+                self._seal(supersedes)
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
@@ -312,6 +384,7 @@ class MemoryStore:
         ).fetchall()
         for (memory_id,) in rows:
             self.db.execute("UPDATE memories SET forgotten = 1 WHERE id = ?", (memory_id,))
+            self._seal(memory_id)
             self._audit("retention", "expire", memory_id)
         return [r[0] for r in rows]
 
@@ -320,6 +393,7 @@ class MemoryStore:
         cur = self.db.execute("UPDATE memories SET forgotten = 1 WHERE id = ?", (memory_id,))
         if cur.rowcount == 0:
             raise MemoryError_(f"no memory {memory_id!r}")
+        self._seal(memory_id)
         self._audit(actor, "forget", memory_id)
 
     def _records(self, where: str, args: tuple[object, ...] = ()) -> list[MemoryRecord]:
@@ -384,6 +458,26 @@ class MemoryStore:
                     Problem(mid, "fields_changed", "its fields do not match its chain hash")
                 )
             prev = chain
+        for mid, seal, *values in self.db.execute(
+            f"SELECT id, seal, {_SEALED} FROM memories ORDER BY seq"
+        ):
+            if seal is None or not hmac.compare_digest(seal, self._seal_of(values)):
+                problems.append(
+                    Problem(
+                        mid,
+                        "state_changed",
+                        "changed outside Lar (its seal does not match: content, chain, "
+                        "forgotten or superseded state edited by hand)",
+                    )
+                )
+        triggers = {
+            r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        }
+        for name in _TRIGGERS:
+            if name not in triggers:
+                problems.append(
+                    Problem("(schema)", "schema_changed", f"trigger {name} was dropped")
+                )
         audited = self.db.execute(
             "SELECT memory_id FROM memory_audit WHERE action IN ('add', 'supersede') ORDER BY seq"
         ).fetchall()
