@@ -501,7 +501,9 @@ class Agent:
             ):
                 ended = ended or isinstance(event, Final)
                 if isinstance(event, ToolCallFinished) and self.memory is not None:
-                    self.memory.note_result(event.result.ok, event.result.content)
+                    used = self.executor.tools.get(event.result.name)
+                    outside = used is None or used.reads_outside
+                    self.memory.note_result(event.result.ok, event.result.content, outside=outside)
                 yield self.redactor.event(event)
                 if isinstance(event, RunStarted):
                     for extra in prelude or ():

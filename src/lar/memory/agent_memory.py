@@ -55,6 +55,10 @@ class AgentMemory:
     session_id: str = ""
     scope: str = "default"
     evidence: list[str] = field(default_factory=list)
+    outside_evidence: list[str] = field(default_factory=list)
+    """Results of tools that read outside content: never enough to support a memory."""
+    read_outside: bool = False
+    """This run read outside content: its answer is not carried to the next task's note."""
     redact: Callable[[str], str] = field(default=lambda text: text)
     """Masks secrets (lar.redact): nothing unmasked reaches the store, not even the recall log."""
     files: MemoryFiles | None = None
@@ -76,6 +80,8 @@ class AgentMemory:
     def begin(self, text: str, *, log_it: bool = True) -> list[Recalled]:
         """Start a run on the user's message: recall for it and reset the evidence."""
         self.evidence = [text]
+        self.outside_evidence = []
+        self.read_outside = False
         return self.search(text, log_it=log_it)
 
     def search(self, query: str, k: int | None = None, *, log_it: bool = True) -> list[Recalled]:
@@ -113,6 +119,10 @@ class AgentMemory:
 
     def save_working(self, goal: str, outcome: str, checkpoint: str = "") -> None:
         """Written at the end of a task: a ≤ 100-character progress line plus the checkpoint."""
+        if self.read_outside:
+            # An answer drawn from a file or page could carry injected instructions, and the
+            # note is shown to the next task as Lar's own words: keep only what was asked.
+            outcome, checkpoint = "(answered from content it read; not carried over)", ""
         summary = _shorten(f"last task: {goal} → {outcome}", 100)
         content = self.redact(summary + (f"\n{checkpoint}" if checkpoint else ""))
         self.store.db.execute(
@@ -124,9 +134,15 @@ class AgentMemory:
 
     # --- writing ----------------------------------------------------------------------------
 
-    def note_result(self, ok: bool, content: str) -> None:
-        """A tool result of this run; only successful ones can support a memory."""
-        if ok:
+    def note_result(self, ok: bool, content: str, *, outside: bool = False) -> None:
+        """A tool result of this run; only successful ones can support a memory, and only
+        those that did not bring in outside content (a file, a page, a command's output):
+        text an attacker may have written is data, never a reason to remember something."""
+        if outside:
+            self.read_outside = True
+            if ok:
+                self.outside_evidence.append(content)
+        elif ok:
             self.evidence.append(content)
 
     def observe_user(self, text: str) -> list[MemoryWritten]:
@@ -144,6 +160,14 @@ class AgentMemory:
                 "refused", fact, reason="not atomic: store one short fact per call"
             )
         if not supported(fact, self.evidence):
+            if supported(fact, self.evidence + self.outside_evidence):
+                return MemoryWritten(
+                    "refused",
+                    fact,
+                    reason="only content a tool read (a file, a page, a command's output) "
+                    "supports it, and what Lar reads cannot decide what it remembers; the user "
+                    'can say it ("remember that …")',
+                )
             return MemoryWritten(
                 "refused",
                 fact,

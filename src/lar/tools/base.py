@@ -123,8 +123,12 @@ class Tool:
         danger: Callable[[dict[str, Any], ToolContext], Any] | None = None,
         interactive: bool = False,
         broad: bool = False,
+        reads_outside: bool = False,
     ) -> None:
         self.fn = fn
+        self.reads_outside = reads_outside
+        """Returns content from outside the conversation (files, pages, command output): data,
+        never instructions, so it cannot by itself support a memory or the next task's note."""
         self.broad = broad
         """Fits requests its description cannot name (shell, files, code): never judged
         off-topic by the request's words (lar.calling.relevance)."""
@@ -302,6 +306,7 @@ def tool(
     danger: Callable[[dict[str, Any], ToolContext], Any] | None = None,
     interactive: bool = False,
     broad: bool = False,
+    reads_outside: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -318,6 +323,7 @@ def tool(
     danger: Callable[[dict[str, Any], ToolContext], Any] | None = None,
     interactive: bool = False,
     broad: bool = False,
+    reads_outside: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a tool. Use bare (``@tool``) or with options (``@tool(...)``)."""
 
@@ -333,6 +339,7 @@ def tool(
             danger=danger,
             interactive=interactive,
             broad=broad,
+            reads_outside=reads_outside,
         )
 
     return wrap(fn) if fn is not None else wrap

@@ -63,7 +63,7 @@ def _shell_danger(args: dict[str, Any], ctx: ToolContext) -> Verdict:
     return assess(str(args.get("command", "")), workspace=ctx.workspace)
 
 
-@tool(permission="confirm", timeout_s=60, danger=_code_danger, broad=True)
+@tool(permission="confirm", timeout_s=60, danger=_code_danger, broad=True, reads_outside=True)
 async def code_run(
     code: str,
     ctx: ToolContext,
@@ -100,7 +100,7 @@ async def code_run(
     return "\n".join(parts)
 
 
-@tool(permission="confirm", timeout_s=60, danger=_shell_danger, broad=True)
+@tool(permission="confirm", timeout_s=60, danger=_shell_danger, broad=True, reads_outside=True)
 async def shell(command: str, ctx: ToolContext, timeout_s: int = 10) -> str:
     """Run a shell command in the workspace and return its exit code and output.
 

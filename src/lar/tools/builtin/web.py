@@ -129,7 +129,13 @@ def is_local(host: str) -> bool:
 _MAX_REDIRECTS = 5
 
 
-@tool(timeout_s=20, determinism="nondeterministic", danger=_url_danger, broad=True)
+@tool(
+    timeout_s=20,
+    determinism="nondeterministic",
+    danger=_url_danger,
+    broad=True,
+    reads_outside=True,
+)
 def web_scan(url: str, max_chars: int = 4000) -> str:
     """Fetch a web page and return it as simplified text with its links.
 
