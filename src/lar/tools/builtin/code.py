@@ -5,9 +5,11 @@ Hard-line commands (B3) are refused before anything starts; the sandbox contains
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from typing import Any, Literal
 
+from lar.tools import undo
 from lar.tools.base import ToolContext, private_paths, tool
 from lar.tools.danger import Verdict, assess
 from lar.tools.sandbox import SandboxPolicy, run_sandboxed
@@ -89,15 +91,29 @@ async def code_run(
         if language == "python"
         else ["/bin/sh", "-c", code]
     )
-    result = await run_sandboxed(argv, _policy(ctx, timeout_s))
+    policy = _policy(ctx, timeout_s)
+    no_undo = await asyncio.to_thread(_snapshot, ctx, policy, f"{language}: {code}")
+    result = await run_sandboxed(argv, policy)
     if result.timed_out:
-        return f"exit_code: killed after {timeout_s}s timeout"
+        return f"exit_code: killed after {timeout_s}s timeout" + no_undo
     parts = [f"exit_code: {result.exit_code}"]
     if result.stdout:
         parts.append("stdout:\n" + result.stdout.rstrip())
     if result.stderr:
         parts.append("stderr:\n" + result.stderr.rstrip())
-    return "\n".join(parts)
+    return "\n".join(parts) + no_undo
+
+
+def _snapshot(ctx: ToolContext, policy: SandboxPolicy, what: str) -> str:
+    """Snapshot the workspace for `lar undo`; a note for the result when none could be taken."""
+    from lar.config import lar_home
+
+    home = ctx.home or lar_home()
+    try:
+        undo.take(ctx.workspace, home, what, list(policy.denied_paths))
+    except undo.NoSnapshot as exc:
+        return f"\n(no undo for this run: {exc})"
+    return ""
 
 
 @tool(permission="confirm", timeout_s=60, danger=_shell_danger, broad=True, reads_outside=True)
