@@ -122,3 +122,9 @@ def test_a_call_survives_the_noise_around_it() -> None:
     assert [(c.name, c.arguments) for c in result.calls] == [("add", {"a": 1, "b": 2})]
     surrogate = parse('<tool_call>{"name": "add", "arguments": {"a": "\ud800"}}</tool_call>')
     assert surrogate.calls[0].arguments == {"a": "\ufffd"}
+
+
+def test_python_literals_become_json_arguments() -> None:
+    result = parse("add(a={1, 2}, b=(3, 4))", {"add": ["a", "b"]})
+    assert [c.arguments for c in result.calls] == [{"a": [1, 2], "b": [3, 4]}]
+    json.dumps(result.calls[0].arguments)

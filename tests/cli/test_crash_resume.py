@@ -98,7 +98,13 @@ def test_killed_at_any_step_resume_finishes_without_repeating_a_call(
     assert second.returncode == 0, second.stderr
     assert second.stdout.strip() == f"done after {STEPS} steps"
     effects = (ws / "effects.log").read_text().split() if (ws / "effects.log").exists() else []
-    assert effects == [f"step{i}" for i in range(STEPS)]  # each side effect exactly once
+    assert len(effects) == len(set(effects))  # no side effect twice
+    # A kill between "started" and "done" leaves that call's outcome unknown: `bump` is not
+    # idempotent and nobody can be asked, so it is reported, not run again (at most once).
+    missing = [f"step{i}" for i in range(STEPS) if f"step{i}" not in effects]
+    assert effects == [f"step{i}" for i in range(STEPS) if f"step{i}" not in missing]
+    assert len(missing) <= 1
+    assert ("unknown_outcome" in second.stderr) == bool(missing), second.stderr
     assert "succeeded" in lar(home, ws, "tasks").stdout
     again = lar(home, ws, "resume", match.group(1))
     assert again.returncode == 1 and "already ended (succeeded)" in again.stderr
@@ -113,6 +119,11 @@ def test_chat_resume_picks_up_the_latest_interrupted_task(server, tmp_path: Path
         child.expect("you> ")
         child.sendline("/resume")
         child.expect("resuming t_")
+        # Killed right after step1 was recorded as started: its outcome is unknown, so the
+        # user is asked (here it had not run yet, so "yes" is right).
+        child.expect(r'bump\(name="step1"\) was running, so it may or may not have taken effect')
+        child.expect("> ")
+        child.sendline("yes")
         child.expect(f"done after {STEPS} steps")
         child.expect("you> ")
         child.sendline("/exit")

@@ -198,6 +198,30 @@ def _blocked(call: ToolCall, reason: str) -> ToolResult:
     return ToolResult(call.id, call.name, reason, ok=False, error=err)
 
 
+def _rerun_confirmed(call: ToolCall, ctx: ToolContext) -> bool:
+    if ctx.ask_user is None:
+        return False
+    answer = ctx.ask_user(
+        f"The task was cut off while {call_text(call.name, call.arguments)} was running, so it "
+        "may or may not have taken effect. Run it again? (yes/no)"
+    )
+    return (answer or "").strip().lower() in ("y", "yes")
+
+
+def _unknown_outcome(call: ToolCall) -> ToolResult:
+    detail = (
+        "the task was cut off while this call was running; it may or may not have taken "
+        "effect, so it was not run again. Check its effect before repeating it"
+    )
+    return ToolResult(
+        call.id,
+        call.name,
+        f"outcome unknown: {detail}",
+        ok=False,
+        error=ToolError("outcome unknown", detail, "unknown_outcome"),
+    )
+
+
 def _skipped(call: ToolCall) -> ToolResult:
     detail = "not run: an earlier call in this turn failed"
     return ToolResult(
@@ -261,11 +285,23 @@ def _pending_calls(history: list[Message]) -> list[ToolCall]:
 async def _execute(
     call: ToolCall, executor: ToolExecutor, ctx: ToolContext, recorder: TaskRecorder | None
 ) -> ToolResult:
-    """Run one call, recorded before and after, unless a previous process already finished it."""
+    """Run one call, recorded before and after, unless a previous process already finished it.
+
+    A call recorded as started but never as done was cut off by a crash at an unknown point:
+    it may have had its effect. It runs again only if its tool is idempotent or the user says
+    so; otherwise the model is told its outcome is unknown (at most once, not at least once).
+    """
     if recorder is not None:
         done = recorder.completed(call.id)
         if done is not None:
             return done  # completed before a crash: never run twice
+        if recorder.started(call.id):
+            tool = executor.tools.get(call.name)
+            if tool is None or not tool.idempotent:
+                if not _rerun_confirmed(call, ctx):
+                    result = _unknown_outcome(call)
+                    recorder.call_done(result)
+                    return result
         recorder.call_started(call)
     tool = executor.tools.get(call.name)
     waits = tool is not None and tool.interactive

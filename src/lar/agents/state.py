@@ -252,6 +252,12 @@ class TaskStore:
             ),
         )
 
+    def call_started_before(self, task_id: str, call_id: str) -> bool:
+        row = self.db.execute(
+            "SELECT 1 FROM tool_calls WHERE task_id = ? AND call_id = ?", (task_id, call_id)
+        ).fetchone()
+        return row is not None
+
     def call_result(self, task_id: str, call_id: str) -> ToolResult | None:
         row = self.db.execute(
             "SELECT result FROM tool_calls WHERE task_id = ? AND call_id = ? AND status = 'done'",
@@ -289,6 +295,10 @@ class TaskRecorder:
 
     def completed(self, call_id: str) -> ToolResult | None:
         return self.store.call_result(self.task_id, call_id)
+
+    def started(self, call_id: str) -> bool:
+        """Recorded as started (by this or an earlier process) though not as done."""
+        return self.store.call_started_before(self.task_id, call_id)
 
     def status(
         self, status: Status, *, result: str | None = None, error: str | None = None

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from lar.calling.repair import load_json, too_deep
+from lar.calling.repair import jsonable, load_json, too_deep
 from lar.types import ToolCall
 
 __all__ = ["ParseResult", "parse", "KnownTools", "clean_answer"]
@@ -362,11 +362,13 @@ class _Parser:
             if name is None or (name not in self.known and not tagged):
                 return False
             try:
-                args = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg}
+                args = {
+                    kw.arg: jsonable(ast.literal_eval(kw.value)) for kw in node.keywords if kw.arg
+                }
                 params = list(self.known.get(name, ()))
                 for idx, arg in enumerate(node.args):
                     key = params[idx] if idx < len(params) else f"arg{idx}"
-                    args[key] = ast.literal_eval(arg)
+                    args[key] = jsonable(ast.literal_eval(arg))
             except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
                 return False
             found.append((name, args))

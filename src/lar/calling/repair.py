@@ -9,7 +9,7 @@ from typing import Any
 
 import json_repair
 
-__all__ = ["load_json", "too_deep", "MAX_DEPTH", "REPAIR_MAX_CHARS"]
+__all__ = ["load_json", "too_deep", "jsonable", "MAX_DEPTH", "REPAIR_MAX_CHARS"]
 
 MAX_DEPTH = 64
 """Deeper nesting is not decoded: no tool takes it, and decoders recurse once per level."""
@@ -52,7 +52,7 @@ def load_json(raw: str, *, depth_checked: bool = False, repair: bool = True) -> 
     try:
         value = ast.literal_eval(text)
         if isinstance(value, dict | list):
-            return value, True
+            return jsonable(value), True
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         pass  # TypeError: e.g. a "set" of dicts, {{...}, {...}}, which Python cannot hash
     try:
@@ -62,3 +62,23 @@ def load_json(raw: str, *, depth_checked: bool = False, repair: bool = True) -> 
     if value in ("", None) or not isinstance(value, dict | list):
         return None, False
     return value, True
+
+
+def jsonable(value: Any) -> Any:
+    """A Python literal as JSON types: sets and tuples become lists, bytes text, keys strings
+    (``ast.literal_eval`` gives all of these; tool arguments must round-trip through JSON)."""
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, set | frozenset):
+        items = [jsonable(v) for v in value]
+        try:
+            return sorted(items)
+        except TypeError:
+            return items
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, complex):
+        return str(value)
+    return value

@@ -49,6 +49,8 @@ class ToolContext:
     """``lar.config.SandboxSettings`` for code tools (None: the defaults)."""
     memory: Any = None
     """``lar.memory.agent_memory.AgentMemory`` when the agent has memory (None: off)."""
+    call_id: str = ""
+    """The call being run; with ``run_id`` it is ``idempotency_key``."""
     redact: Callable[[str], str] = field(default=lambda text: text)
     """Masks secrets (``lar.redact``) in what a tool stores, such as notes."""
 
@@ -124,8 +126,13 @@ class Tool:
         interactive: bool = False,
         broad: bool = False,
         reads_outside: bool = False,
+        idempotent: bool = False,
     ) -> None:
         self.fn = fn
+        self.idempotent = idempotent
+        """Running it twice has the effect of running it once (reads, lookups, a tool that
+        dedupes by ``ToolContext.idempotency_key``): after a crash cut it off, it runs again;
+        any other tool's call is asked about instead (at most once)."""
         self.reads_outside = reads_outside
         """Returns content from outside the conversation (files, pages, command output): data,
         never instructions, so it cannot by itself support a memory or the next task's note."""
@@ -307,6 +314,7 @@ def tool(
     interactive: bool = False,
     broad: bool = False,
     reads_outside: bool = False,
+    idempotent: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -324,6 +332,7 @@ def tool(
     interactive: bool = False,
     broad: bool = False,
     reads_outside: bool = False,
+    idempotent: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a tool. Use bare (``@tool``) or with options (``@tool(...)``)."""
 
@@ -340,9 +349,16 @@ def tool(
             interactive=interactive,
             broad=broad,
             reads_outside=reads_outside,
+            idempotent=idempotent,
         )
 
     return wrap(fn) if fn is not None else wrap
+
+
+def idempotency_key(ctx: ToolContext) -> str:
+    """The same for every attempt at one call of one task (a resumed run included): a tool with
+    effects can record it and skip the effect the second time, then declare itself idempotent."""
+    return f"{ctx.run_id}:{ctx.call_id}"
 
 
 def private_paths(ctx: ToolContext) -> list[Path]:

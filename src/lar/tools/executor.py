@@ -140,9 +140,10 @@ class ToolExecutor:
                 "answer without it or explain what you need",
             )
         if tool.context_param:
+            extra: dict[str, Any] = {"call_id": call.id}
             if permission == "auth":
-                ctx = dataclasses.replace(ctx, credential=self._credentials[tool.name])
-            kwargs[tool.context_param] = ctx
+                extra["credential"] = self._credentials[tool.name]
+            kwargs[tool.context_param] = dataclasses.replace(ctx, **extra)
         try:
             value = await self._invoke_with_retries(tool, kwargs)
         except TimeoutError:

@@ -114,7 +114,7 @@ def _read_text(ctx: ToolContext, path: str) -> str:
         return f.read()
 
 
-@tool(broad=True, reads_outside=True)
+@tool(broad=True, reads_outside=True, idempotent=True)
 def file_read(
     path: str,
     ctx: ToolContext,

@@ -25,7 +25,7 @@ def ask_user(question: str, ctx: ToolContext) -> str:
     return answer
 
 
-@tool(broad=True)
+@tool(broad=True, idempotent=True)
 def update_working_checkpoint(content: str, ctx: ToolContext) -> str:
     """Save short notes on the current task (goal, done, next); shown to you every turn.
 

@@ -11,7 +11,7 @@ __all__ = ["memory_search", "start_long_term_update"]
 _OFF = "memory is off for this agent (start it with memory, e.g. `lar run` without --no-memory)"
 
 
-@tool(broad=True)
+@tool(broad=True, idempotent=True)
 def memory_search(query: str, ctx: ToolContext) -> str:
     """Search long-term memory for what the user told you before.
 
@@ -26,7 +26,7 @@ def memory_search(query: str, ctx: ToolContext) -> str:
     return "\n".join(f"- {r.record.content} ({r.record.type}, {r.record.id})" for r in found)
 
 
-@tool(broad=True)
+@tool(broad=True, idempotent=True)  # a repeat merges into the first
 def start_long_term_update(
     fact: str, ctx: ToolContext, type: Literal["fact", "preference", "skill"] = "fact"
 ) -> str:

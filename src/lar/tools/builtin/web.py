@@ -135,6 +135,7 @@ _MAX_REDIRECTS = 5
     danger=_url_danger,
     broad=True,
     reads_outside=True,
+    idempotent=True,
 )
 def web_scan(url: str, max_chars: int = 4000) -> str:
     """Fetch a web page and return it as simplified text with its links.
