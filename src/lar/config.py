@@ -127,6 +127,8 @@ class SandboxSettings(_Strict):
     memory_mb: int = Field(1024, ge=64, le=65536)
     file_size_mb: int = Field(64, ge=1, le=65536)
     max_procs: int = Field(64, ge=4, le=4096)
+    disk_mb: int = Field(1024, ge=1, le=1048576)
+    """Bytes one run may write in all (its filesystem's free space is watched)."""
     denied_paths: list[str] = Field(default_factory=lambda: ["~/.ssh", "~/.gnupg", "~/.aws"])
 
 

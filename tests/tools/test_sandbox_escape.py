@@ -412,3 +412,59 @@ def test_workspace_python_path_tricks_stay_inside(env: dict[str, Path]) -> None:
     (env["ws"] / "json.py").write_text(f"open({str(marker)!r}, 'a').write('x')\n")
     out = py(env, "import json\nprint('inside')")  # imported inside the sandbox only
     assert "No such file" in out and not marker.exists()  # where the host's files are not
+
+
+def _run_with(env: dict[str, Path], code: str, **limits: object) -> str:
+    from lar.config import SandboxSettings
+    from lar.tools.builtin import code_run
+
+    ctx = ToolContext(workspace=env["ws"], sandbox=SandboxSettings(**limits))  # type: ignore[arg-type]
+    return str(asyncio.run(code_run.fn(code, ctx, timeout_s=30)))
+
+
+def test_disk_fill_is_stopped_at_the_total_limit(env: dict[str, Path]) -> None:
+    code = (
+        "import os\n"
+        "block = b'x' * (1 << 20)\n"
+        "for n in range(12):\n"
+        "    with open(f'fill{n}.bin', 'wb') as f:\n"
+        "        for _ in range(16):\n"
+        "            f.write(block)\n"
+        "print('filled')"
+    )
+    out = _run_with(env, code, disk_mb=40, file_size_mb=64)
+    written = sum(p.stat().st_size for p in env["ws"].glob("fill*.bin"))
+    assert "filled" not in out and "wrote more than 40 MB" in out
+    print(f"disk limit 40 MB: {written / 2**20:.0f} MB written")
+    assert written < 120 * 2**20  # 12 × 16 MB = 192 MB unchecked; the watcher polls every 5 ms
+
+
+def test_memory_limit_holds_for_the_whole_process_tree(env: dict[str, Path]) -> None:
+    if not Path("/sys/fs/cgroup/memory").exists() or not os.access(
+        "/sys/fs/cgroup/memory", os.W_OK
+    ):
+        pytest.skip("no writable memory cgroup here: only per-process rlimits apply")
+    code = (
+        "import subprocess, sys\n"
+        "hog = 'b = bytearray(300 * 1024 * 1024); import time; time.sleep(3); print(\"held\")'\n"
+        "procs = [subprocess.Popen([sys.executable, '-c', hog], stdout=subprocess.PIPE)"
+        " for _ in range(6)]\n"
+        "print(sum(p.communicate()[0].count(b'held') for p in procs), 'held')"
+    )
+    out = _run_with(env, code, memory_mb=700)
+    held = int(out.split("held")[0].split()[-1]) if " held" in out else 0
+    assert held <= 2, out  # 6 × 300 MB would be 1.8 GB; the tree may hold 700 MB
+
+
+def test_no_cgroup_is_left_behind_by_a_killed_lar(env: dict[str, Path]) -> None:
+    from lar.tools import sandbox
+
+    if not sandbox.process_cap_available():
+        pytest.skip("no writable pids cgroup here")
+    stale = Path("/sys/fs/cgroup/pids") / "lar-999999999-deadbeef"
+    stale.mkdir(exist_ok=True)
+    sandbox._sweep_stale.cache_clear()
+    sh(env, "true")
+    assert not stale.exists()
+    left = [p.name for p in Path("/sys/fs/cgroup/pids").glob(f"lar-{os.getpid()}-*")]
+    assert left == []

@@ -40,6 +40,7 @@ __all__ = [
 
 Level = Literal["bubblewrap", "rlimits"]
 _PIDS_ROOT = Path("/sys/fs/cgroup/pids")
+_MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
 
 # Runs first inside the new process, still on the host: apply limits, join the pids cgroup,
 # then exec the command (bwrap, or the program itself at the rlimits level). It is started with
@@ -50,8 +51,8 @@ import json, os, resource, sys
 cfg = json.loads(sys.argv[1])
 for name, value in cfg["limits"].items():
     resource.setrlimit(getattr(resource, name), (value, value))
-if cfg.get("cgroup"):
-    with open(cfg["cgroup"] + "/cgroup.procs", "w") as f:
+for group in cfg["cgroups"]:
+    with open(group + "/cgroup.procs", "w") as f:
         f.write(str(os.getpid()))
 os.chdir(cfg["cwd"])
 os.execvpe(sys.argv[2], sys.argv[2:], cfg["env"])
@@ -67,6 +68,7 @@ class SandboxPolicy:
     memory_mb: int = 1024
     file_size_mb: int = 64
     max_procs: int = 64
+    disk_mb: int = 1024
     max_output: int = 8000
     network: bool = False
     denied_paths: tuple[Path, ...] = ()
@@ -166,20 +168,48 @@ def _limits(policy: SandboxPolicy) -> dict[str, int]:
     }
 
 
-def _make_cgroup(policy: SandboxPolicy) -> Path | None:
-    if not process_cap_available():
-        return None
-    group = _PIDS_ROOT / f"lar-{os.getpid()}-{secrets.token_hex(4)}"
-    try:
-        group.mkdir()
-        (group / "pids.max").write_text(str(policy.max_procs))
-    except OSError:
-        return None
-    return group
+def _make_cgroups(policy: SandboxPolicy) -> list[Path]:
+    """A pids group (process cap) and, where writable, a memory group: the limits then hold
+    for the whole process tree, not per process (rlimits)."""
+    _sweep_stale()
+    name = f"lar-{os.getpid()}-{secrets.token_hex(4)}"
+    made: list[Path] = []
+    for root, knob, value in (
+        (_PIDS_ROOT, "pids.max", policy.max_procs),
+        (_MEMORY_ROOT, "memory.limit_in_bytes", policy.memory_mb * 1024 * 1024),
+    ):
+        if not os.access(root, os.W_OK):
+            continue
+        group = root / name
+        try:
+            group.mkdir()
+            (group / knob).write_text(str(value))
+        except OSError:
+            _drop_cgroup(group)
+            continue
+        made.append(group)
+    return made
+
+
+@cache
+def _sweep_stale() -> None:
+    """Remove groups left by Lar processes that were killed (once per process)."""
+    for root in (_PIDS_ROOT, _MEMORY_ROOT):
+        try:
+            groups = list(root.glob("lar-*-*"))
+        except OSError:
+            continue
+        for group in groups:
+            try:
+                owner = int(group.name.split("-")[1])
+            except (IndexError, ValueError):
+                continue
+            if owner != os.getpid() and not Path(f"/proc/{owner}").exists():
+                _drop_cgroup(group)
 
 
 def _drop_cgroup(group: Path | None) -> None:
-    if group is None:
+    if group is None or not group.exists():
         return
     for _ in range(50):
         try:
@@ -218,6 +248,27 @@ def _text(name: str, data: bytes, total: int) -> tuple[str, bool]:
     return text, False
 
 
+async def _watch_disk(policy: SandboxPolicy, pid: int) -> bool:
+    """Kill the run's process group once the workspace's filesystem has lost more than
+    ``disk_mb`` of free space since it started (a total over all files; rlimits only cap each
+    file). Conservative: other writers on that disk count too. True if it killed the run."""
+    limit = policy.disk_mb * 1024 * 1024
+    try:
+        start = _free_bytes(policy.workspace)
+        while True:
+            await asyncio.sleep(0.005)  # a statvfs is a microsecond; page-cache writes are fast
+            if start - _free_bytes(policy.workspace) > limit:
+                os.killpg(pid, signal.SIGKILL)
+                return True
+    except (OSError, ProcessLookupError):
+        return False
+
+
+def _free_bytes(path: Path) -> int:
+    info = os.statvfs(path)
+    return info.f_bavail * info.f_frsize
+
+
 def _retrieved(future: asyncio.Future[Any]) -> None:
     if not future.cancelled():
         future.exception()
@@ -243,11 +294,11 @@ async def run_sandboxed(argv: list[str], policy: SandboxPolicy) -> SandboxResult
     level = isolation_level()
     policy.workspace.mkdir(parents=True, exist_ok=True)
     env = _env(policy)
-    group = _make_cgroup(policy)
+    groups = _make_cgroups(policy)
     cfg = {
         "limits": _limits(policy),
         "env": env,
-        "cgroup": str(group) if group else None,
+        "cgroups": [str(g) for g in groups],
         "cwd": str(policy.workspace),
     }
     command = (_bwrap_args(policy) if level == "bubblewrap" else []) + argv
@@ -269,6 +320,7 @@ async def run_sandboxed(argv: list[str], policy: SandboxPolicy) -> SandboxResult
         _read_capped(proc.stdout, policy.max_output), _read_capped(proc.stderr, policy.max_output)
     )
     timed_out = False
+    disk = asyncio.ensure_future(_watch_disk(policy, proc.pid))
     try:
         (out, out_total), (err, err_total) = await asyncio.wait_for(readers, policy.timeout_s)
         await asyncio.wait_for(proc.wait(), 5)
@@ -276,12 +328,14 @@ async def run_sandboxed(argv: list[str], policy: SandboxPolicy) -> SandboxResult
         timed_out = True
         out, out_total, err, err_total = b"", 0, b"", 0
     finally:
+        disk.cancel()
         if proc.returncode is None:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        _drop_cgroup(group)
+        for group in groups:
+            _drop_cgroup(group)
         if proc.returncode is None:
             await proc.wait()
         if not readers.done():
@@ -289,7 +343,10 @@ async def run_sandboxed(argv: list[str], policy: SandboxPolicy) -> SandboxResult
         readers.add_done_callback(_retrieved)  # else asyncio logs "exception never retrieved"
     stdout, t1 = _text("stdout", out, out_total)
     stderr, t2 = _text("stderr", err, err_total)
-    notes = [] if group else ["no process cap (pids cgroup not writable)"]
+    notes = [] if groups else ["no process cap (pids cgroup not writable)"]
+    if disk.done() and not disk.cancelled() and disk.result():
+        notes.append(f"stopped: wrote more than {policy.disk_mb} MB (tools.sandbox.disk_mb)")
+        stderr += f"\n[stopped: the run wrote more than {policy.disk_mb} MB]"
     return SandboxResult(
         exit_code=None if timed_out else proc.returncode,
         stdout=stdout,

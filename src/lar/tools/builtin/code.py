@@ -53,6 +53,7 @@ def _policy(ctx: ToolContext, timeout_s: int) -> SandboxPolicy:
         memory_mb=cfg.memory_mb,
         file_size_mb=cfg.file_size_mb,
         max_procs=cfg.max_procs,
+        disk_mb=cfg.disk_mb,
         denied_paths=hidden,
     )
 
