@@ -67,3 +67,52 @@ def test_risky_commands_need_confirmation(command: str, reason: str) -> None:
 def test_ordinary_commands_pass(command: str) -> None:
     verdict = assess(command, workspace=WS)
     assert verdict.ok, verdict.reasons
+
+
+RUNS_LATER = [
+    ".git/hooks/pre-commit",
+    "lib/evil.pth",
+    ".bashrc",
+    ".envrc",
+    "sitecustomize.py",
+    ".config/autostart/x.desktop",
+]
+
+
+def test_writes_that_run_code_later_ask_even_under_auto(tmp_path: Path) -> None:
+    import asyncio
+
+    from lar.tools.base import ToolContext
+    from lar.tools.builtin import builtin_tools
+    from lar.tools.executor import ToolExecutor
+    from lar.types import ToolCall
+
+    asked: list[str] = []
+
+    def approver(call: ToolCall, tool: object) -> bool:
+        asked.append(call.name)
+        return False  # the user says no
+
+    executor = ToolExecutor(
+        builtin_tools(),
+        approver=approver,
+        permissions={"file_write": "auto", "file_patch": "auto", "shell": "auto"},
+    )
+    ctx = ToolContext(workspace=tmp_path)
+
+    def run(name: str, **args: object) -> object:
+        return asyncio.run(executor.run(ToolCall("c", name, dict(args)), ctx))
+
+    try:
+        for path in RUNS_LATER:
+            result = run("file_write", path=path, content="echo pwned", mode="overwrite")
+            assert not result.ok and "did not allow" in result.content, path  # type: ignore[attr-defined]
+            assert not (tmp_path / path).exists()
+        assert asked == ["file_write"] * len(RUNS_LATER)
+        ok = run("file_write", path="notes/plain.txt", content="fine")
+        assert ok.ok  # type: ignore[attr-defined]
+        assert len(asked) == len(RUNS_LATER)  # a plain file under auto: not asked
+        run("shell", command="mkdir -p .git/hooks && echo x > .git/hooks/post-checkout")
+        assert asked[-1] == "shell" and not (tmp_path / ".git/hooks/post-checkout").exists()
+    finally:
+        executor.close()

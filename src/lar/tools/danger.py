@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["Verdict", "assess", "Level"]
+__all__ = ["Verdict", "assess", "Level", "runs_code_later"]
 
 Level = Literal["ok", "confirm", "refuse"]
 
@@ -84,6 +84,13 @@ _CONFIRM: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     ("edits the crontab", re.compile(r"\bcrontab\s+-[er]\b")),
+    (
+        "touches a place that runs code later (git hooks, .pth files, shell startup, .envrc)",
+        re.compile(
+            r"\.git/hooks\b|\.pth\b|\.(?:bash|zsh)(?:rc|_profile|_login)\b|\.profile\b"
+            r"|\.envrc\b|\b(?:site|user)customize\.py\b"
+        ),
+    ),
     ("overwrites a device or system file", re.compile(r">\s*/(?:etc|boot|usr|bin|sbin|lib)/")),
 ]
 
@@ -133,3 +140,34 @@ def assess(command: str, *, workspace: Path | None = None) -> Verdict:
 
 def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
+
+
+_RUNS_LATER_NAMES = {
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".envrc",
+    "sitecustomize.py",
+    "usercustomize.py",
+}
+
+
+def runs_code_later(path: Path) -> str | None:
+    """Why writing ``path`` would make code run later on the host (outside the sandbox), or
+    ``None``: git hooks run at the next commit, ``.pth`` and ``*customize.py`` at every Python
+    start, shell rc files and ``.envrc`` at the next shell."""
+    parts = path.parts
+    if ".git" in parts and "hooks" in parts[parts.index(".git") :]:
+        return "a git hook (runs at the next git command)"
+    if path.suffix == ".pth":
+        return "a .pth file (runs at every Python start)"
+    if path.name in _RUNS_LATER_NAMES:
+        return f"{path.name} (runs at the next shell or Python start)"
+    if ".config" in parts and "autostart" in parts:
+        return "an autostart entry (runs at the next login)"
+    return None

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from lar.tools.base import ToolContext, private_paths, tool
+from lar.tools.danger import Verdict, runs_code_later
 
 __all__ = ["file_read", "file_write", "file_patch"]
 
@@ -149,7 +150,15 @@ def file_read(
     return "\n".join(out) if out else f"{path}: empty or no lines in range ({len(lines)} lines)"
 
 
-@tool(permission="confirm", broad=True)
+def _write_danger(args: dict[str, object], ctx: ToolContext) -> Verdict:
+    """Writes that make code run later on the host need a yes even when the tool is trusted."""
+    path = Path(str(args.get("path", ""))).expanduser()
+    target = path if path.is_absolute() else ctx.workspace / path
+    why = runs_code_later(target)
+    return Verdict("confirm", [f"writes {why}"]) if why else Verdict("ok")
+
+
+@tool(permission="confirm", broad=True, danger=_write_danger)
 def file_write(
     path: str,
     content: str,
@@ -175,7 +184,7 @@ def file_write(
     return f"wrote {len(content)} characters to {path} ({mode})"
 
 
-@tool(permission="confirm", broad=True)
+@tool(permission="confirm", broad=True, danger=_write_danger)
 def file_patch(path: str, old: str, new: str, ctx: ToolContext) -> str:
     """Replace one exact block of text in a file; the block must occur exactly once.
 
