@@ -147,3 +147,21 @@ def test_blocking_sync_tool_in_ten_concurrent_runs_leaves_the_loop_free() -> Non
     assert texts == ["done"] * 10
     # ten 1-second sleeps ran in threads: a blocked loop would tick ~10 times, a free one ~100+
     assert ticks >= 50
+
+
+def test_policy_refusals_never_open_the_circuit(tmp_path: Path) -> None:
+    """Six refused reads (outside the workspace, missing files) must not block the seventh,
+    fitting one: refusals are the call's fault, not a broken tool."""
+    from lar.tools.builtin import file_read
+
+    (tmp_path / "ok.txt").write_text("fine")
+    ex = ToolExecutor([file_read], breaker=CircuitBreaker(threshold=5, cooldown_s=60))
+    ctx = ToolContext(workspace=tmp_path)
+
+    def read(path: str):  # type: ignore[no-untyped-def]
+        return asyncio.run(ex.run(ToolCall("c", "file_read", {"path": path}), ctx))
+
+    for path in ["/etc/passwd", "../x", "missing.txt", "/root/.ssh/id_rsa", "nope", "/etc"]:
+        assert not read(path).ok
+    assert ex.breaker.state("file_read") == "closed"
+    assert read("ok.txt").ok

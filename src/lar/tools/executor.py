@@ -155,7 +155,8 @@ class ToolExecutor:
                 f"{tool.name} did not finish in {tool.timeout_s:g}s",
             )
         except Exception as exc:  # a tool's own failure is data for the model, not a crash
-            self.breaker.record(tool.name, ok=False)
+            if not isinstance(exc, _CALLERS_FAULT):
+                self.breaker.record(tool.name, ok=False)
             return self._fail(
                 call, "tool_error", f"{tool.name} failed", f"{type(exc).__name__}: {exc}"
             )
@@ -191,6 +192,18 @@ class ToolExecutor:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+
+
+_CALLERS_FAULT = (
+    PermissionError,
+    FileNotFoundError,
+    FileExistsError,
+    IsADirectoryError,
+    NotADirectoryError,
+)
+"""Refusals of a call (a policy said no, a path or value was wrong): the call's fault, not a
+sign the tool is broken, so they never open its circuit breaker and block the next, fitting
+call."""
 
 
 def _network_error(exc: BaseException) -> bool:

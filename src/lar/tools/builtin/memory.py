@@ -43,7 +43,7 @@ def start_long_term_update(
         {"action": outcome.action, "id": outcome.memory_id, "reason": outcome.reason}
     )
     if outcome.action == "refused":
-        raise ValueError(f"not stored: {outcome.reason}")
+        raise PermissionError(f"not stored: {outcome.reason}")  # the write policy said no
     if outcome.action == "merged":
         return f"already known ({outcome.memory_id})"
     if outcome.action == "superseded":
