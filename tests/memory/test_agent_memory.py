@@ -255,3 +255,15 @@ def test_the_users_own_words_still_count_after_reading_a_file(
     agent.close()
     contents = [r.content for r in MemoryStore(lar_home / "lar.db").records()]
     assert "The quarterly report is due on Friday" in contents
+
+
+def test_a_new_number_is_a_new_version_not_a_duplicate(
+    lar_home: Path, minilm: MiniLMEmbedder
+) -> None:
+    mem = memory(lar_home, minilm)
+    first = mem.write("My bus number is 47.", "fact", source="user")
+    again = mem.write("My bus number is 47!", "fact", source="user")
+    changed = mem.write("My bus number is 52.", "fact", source="user")
+    assert (first.action, again.action, changed.action) == ("stored", "merged", "superseded")
+    assert [r.content for r in mem.store.records()] == ["My bus number is 52."]
+    mem.store.close()

@@ -186,7 +186,9 @@ class AgentMemory:
         similar = self._most_similar(content, type)
         if similar is not None:
             record, cosine = similar
-            if cosine >= NEAR_DUPLICATE:
+            # A changed number is a new value, however alike the sentences read to the
+            # embedder ("bus number 52" after "bus number 47" scores above 0.95).
+            if cosine >= NEAR_DUPLICATE and _numbers(record.content) == _numbers(content):
                 self.store.db.execute(
                     "INSERT INTO memory_audit (at, actor, action, memory_id, detail) "
                     "VALUES (?, ?, 'merge', ?, ?)",
@@ -222,6 +224,13 @@ class AgentMemory:
 def _frame(text: str) -> list[str]:
     words = re.findall(r"[\w]+|'[a-z]+", _FILLER.sub(" ", text.lower()))
     return [w for w in words if w]
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _numbers(text: str) -> list[str]:
+    return _NUMBER.findall(text)
 
 
 def _same_frame(old: str, new: str) -> bool:
