@@ -267,3 +267,34 @@ def test_a_new_number_is_a_new_version_not_a_duplicate(
     assert (first.action, again.action, changed.action) == ("stored", "merged", "superseded")
     assert [r.content for r in mem.store.records()] == ["My bus number is 52."]
     mem.store.close()
+
+
+@pytest.mark.parametrize("answer", ["no", "yes"])
+def test_a_fact_only_a_file_supports_is_kept_only_if_the_user_says_yes(
+    lar_home: Path, minilm: MiniLMEmbedder, tmp_path: Path, answer: str
+) -> None:
+    from lar.tools.builtin import file_read
+
+    (tmp_path / "bus.txt").write_text("Route card: the school bus number is 73.\n")
+    fact = "The school bus number is 73"
+    engine = ScriptedEngine(
+        [call("file_read", path="bus.txt"), call("start_long_term_update", fact=fact), "Ok."]
+    )
+    asked: list[str] = []
+
+    def ask(question: str) -> str:
+        asked.append(question)
+        return answer
+
+    agent = Agent(
+        tools=[file_read, start_long_term_update],
+        engine=engine,
+        memory=memory(lar_home, minilm),
+        workspace=tmp_path,
+        ask_user=ask,
+    )
+    agent.run("What does bus.txt say?")
+    agent.close()
+    assert len(asked) == 1 and fact in asked[0] and "read" in asked[0]
+    kept = [r.content for r in MemoryStore(lar_home / "lar.db").records()]
+    assert kept == ([fact] if answer == "yes" else [])

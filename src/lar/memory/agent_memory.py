@@ -24,6 +24,10 @@ from lar.types import MemoryWritten
 
 __all__ = ["AgentMemory", "WORKING_SCHEMA"]
 
+READ_ONLY_SUPPORT = (
+    "only content a tool read (a file, a page, a command's output) supports it, and what Lar "
+    'reads cannot decide what it remembers; the user can say it ("remember that …")'
+)
 NEAR_DUPLICATE = 0.95  # cosine at or above which a new memory merges into the old one
 SAME_SUBJECT = 0.3  # cosine floor for a new version ("My manager is Priya" → "… is Carlos")
 _FRAME_WORDS = 3  # words the two statements must share from the start to be about one thing
@@ -161,13 +165,7 @@ class AgentMemory:
             )
         if not supported(fact, self.evidence):
             if supported(fact, self.evidence + self.outside_evidence):
-                return MemoryWritten(
-                    "refused",
-                    fact,
-                    reason="only content a tool read (a file, a page, a command's output) "
-                    "supports it, and what Lar reads cannot decide what it remembers; the user "
-                    'can say it ("remember that …")',
-                )
+                return MemoryWritten("refused", fact, reason=READ_ONLY_SUPPORT)
             return MemoryWritten(
                 "refused",
                 fact,

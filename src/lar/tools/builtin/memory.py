@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from lar.memory.agent_memory import READ_ONLY_SUPPORT
 from lar.tools.base import ToolContext, tool
 
 __all__ = ["memory_search", "start_long_term_update"]
@@ -39,6 +40,14 @@ def start_long_term_update(
     if ctx.memory is None:
         raise RuntimeError(_OFF)
     outcome = ctx.memory.remember(fact, type)
+    if outcome.reason == READ_ONLY_SUPPORT and ctx.ask_user is not None:
+        # Only something read supports it: the user decides, with the fact shown to them.
+        answer = ctx.ask_user(
+            f"Keep this as a memory? It comes from content the agent read, not from you: "
+            f"{outcome.content!r} (yes/no)"
+        )
+        if (answer or "").strip().lower() in ("y", "yes"):
+            outcome = ctx.memory.write(outcome.content, type, source="user-confirmed")
     ctx.state.setdefault("memory_writes", []).append(
         {"action": outcome.action, "id": outcome.memory_id, "reason": outcome.reason}
     )
