@@ -143,3 +143,32 @@ def test_a_live_task_cannot_be_resumed_twice_and_a_killed_one_is_listed_interrup
         resumed = lar(lar_home, ws, "resume", "--yes", task_id)
         assert resumed.returncode == 0, resumed.stderr
         assert resumed.stdout.strip() == "finished after the tool"
+
+
+def test_ctrl_c_in_chat_stops_the_turn_and_keeps_the_session(
+    lar_home: Path, tmp_path: Path
+) -> None:
+    from _helpers import spawn_chat
+
+    model = SlowModel()
+    with MockOpenAIServer([model], repeat_last=True) as srv:
+        configure_mock(lar_home, srv.url)
+        child = spawn_chat(lar_home, tmp_path)
+        try:
+            child.expect("you> ")
+            child.sendline("go")
+            deadline = time.monotonic() + 30
+            while model.calls == 0 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            child.sendintr()
+            child.expect(r"interrupted; continue with `lar resume (t_[0-9a-f]+)`")
+            task_id = child.match.group(1)
+            child.expect("you> ")  # the session goes on
+            child.sendline("/exit")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+            model.release.set()
+        assert "Traceback" not in (child.before or "")
+        listing = lar(lar_home, tmp_path, "tasks").stdout
+        assert re.search(rf"{task_id}\s*│\s*interrupted", listing), listing

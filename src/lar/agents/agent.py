@@ -637,6 +637,16 @@ class Agent:
                     if not self._interrupted:
                         raise
                     raise RunInterrupted(self._run_id) from None
+                except KeyboardInterrupt:
+                    # Ctrl-C with Python's own handler (lar chat, a script): stop the step the
+                    # same way, so the generator is not left running and the task is resumable.
+                    self._interrupted = True
+                    task.cancel()
+                    try:
+                        loop.run_until_complete(task)
+                    except BaseException:  # noqa: BLE001, S110 - the step is being stopped
+                        pass
+                    raise RunInterrupted(self._run_id) from None
                 finally:
                     self._step = None
                 if isinstance(event, RunStarted):
