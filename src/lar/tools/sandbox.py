@@ -193,7 +193,8 @@ def _make_cgroups(policy: SandboxPolicy) -> list[Path]:
 
 @cache
 def _sweep_stale() -> None:
-    """Remove groups left by Lar processes that were killed (once per process)."""
+    """Remove empty groups left by Lar processes that were killed (once per process); bwrap's
+    --die-with-parent has already ended what ran in them."""
     for root in (_PIDS_ROOT, _MEMORY_ROOT):
         try:
             groups = list(root.glob("lar-*-*"))
@@ -204,8 +205,14 @@ def _sweep_stale() -> None:
                 owner = int(group.name.split("-")[1])
             except (IndexError, ValueError):
                 continue
-            if owner != os.getpid() and not Path(f"/proc/{owner}").exists():
-                _drop_cgroup(group)
+            if owner == os.getpid() or Path(f"/proc/{owner}").exists():
+                continue
+            # Only an empty group is removed: its owner may live in another PID namespace
+            # (a container sharing this cgroup tree), and its processes are not ours to kill.
+            try:
+                group.rmdir()
+            except OSError:
+                pass
 
 
 def _drop_cgroup(group: Path | None) -> None:
