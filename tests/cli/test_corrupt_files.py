@@ -81,6 +81,12 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
 }
 
 
+def _reachable_by_others(path: Path) -> bool:
+    """Whether every folder above ``path`` lets other users through (o+x), as the venv must be
+    for the uid-65534 case; ``.ci/run`` makes its checkout so."""
+    return all(p.stat().st_mode & 0o001 for p in [path, *path.parents])
+
+
 def _snapshot(db: Path) -> object:
     if db.is_dir():
         return sorted((p.name, p.read_bytes()) for p in db.iterdir())
@@ -97,6 +103,8 @@ def test_a_damaged_database_gives_one_line_and_stays_untouched(
         (home / side).unlink(missing_ok=True)
     damage, says = CASES[case]
     nobody = case == "no permission" and os.geteuid() == 0
+    if nobody and not _reachable_by_others(Path(sys.prefix)):
+        pytest.skip(f"uid 65534 cannot reach {sys.prefix} (a parent folder is private)")
     damage(db)
     before = _snapshot(db)
     out = lar(home, *command, nobody=nobody)
