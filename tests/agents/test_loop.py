@@ -455,7 +455,7 @@ def send_email(to: str, body: str) -> str:
 
 @pytest.mark.off_topic
 def test_a_skipped_first_step_is_asked_for_once() -> None:
-    # the model jumps to the conversion with an amount the request never gave (two-step-12)
+    # the model jumps to the conversion with an amount the request never gave
     invented = call("convert_currency", amount=100, from_currency="USD", to_currency="EUR")
     steps = [
         invented,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -181,17 +182,68 @@ def test_values_are_not_judged_above_the_band(rel: Relevance) -> None:
     assert rel.off_topic(request, [(forecast, {"city": "Berlin", "days": 7})]) is None
 
 
-def test_replay_judges_recorded_first_calls_like_the_loop(rel: Relevance) -> None:
-    from lar.evals.offtopic import GROUNDING_SET, replay
+def test_replay_judges_recorded_first_calls_like_the_loop(rel: Relevance, tmp_path: Path) -> None:
+    from lar.evals.offtopic import replay
     from lar.evals.toolcalls import load_suite
 
+    timer = {
+        "name": "set_timer",
+        "description": "Start a countdown timer.",
+        "parameters": {
+            "type": "object",
+            "properties": {"minutes": {"type": "integer"}, "label": {"type": "string"}},
+            "required": ["minutes"],
+        },
+    }
+    email = {
+        "name": "send_email",
+        "description": "Send an email.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "to": {"type": "string"},
+                "subject": {"type": "string"},
+                "body": {"type": "string"},
+            },
+            "required": ["to", "subject", "body"],
+        },
+    }
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text(
+        "\n".join(
+            json.dumps(case)
+            for case in [
+                {
+                    "id": "timer",
+                    "category": "single",
+                    "question": "Start a countdown for half an hour, please.",
+                    "tools": [timer],
+                    "expect": {"calls": [{"name": "set_timer", "arguments": {"minutes": 30}}]},
+                },
+                {
+                    "id": "advice",
+                    "category": "abstain",
+                    "question": "What is a kind way to turn down a party invitation?",
+                    "tools": [email],
+                    "expect": {"abstain": True},
+                },
+                {
+                    "id": "silent",
+                    "category": "abstain",
+                    "question": "Why do leaves change colour in autumn?",
+                    "tools": [email],
+                    "expect": {"abstain": True},
+                },
+            ]
+        )
+    )
     rows = [
-        {"id": "fits-01", "calls": [["set_timer", {"minutes": 30}]]},  # "half an hour"
-        {"id": "unrelated-10", "calls": [["send_email", {"to": "x@example.com", "body": "No"}]]},
-        {"id": "unrelated-03", "calls": []},  # abstained: nothing to judge
+        {"id": "timer", "calls": [["set_timer", {"minutes": 30}]]},
+        {"id": "advice", "calls": [["send_email", {"to": "x@example.com", "body": "No"}]]},
+        {"id": "silent", "calls": []},  # abstained: nothing to judge
     ]
-    judged = {r.id: r for r in replay(rel, load_suite(GROUNDING_SET), rows)}
-    assert set(judged) == {"fits-01", "unrelated-10"}
-    assert judged["fits-01"].fits and judged["fits-01"].verdict is None
-    verdict = judged["unrelated-10"].verdict
+    judged = {r.id: r for r in replay(rel, load_suite(suite), rows)}
+    assert set(judged) == {"timer", "advice"}
+    assert judged["timer"].fits and judged["timer"].verdict is None
+    verdict = judged["advice"].verdict
     assert verdict is not None and verdict["send_email"].invented == ("to", "body")

@@ -38,6 +38,13 @@ class SlowModel:
         return tool_call_reply("shell", {"command": command})
 
 
+def wait_for(condition: Any, seconds: float = 30) -> None:
+    """Poll ``condition`` until it holds (bounded: the test goes on and fails on its asserts)."""
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def spawn_run(home: Path, ws: Path, *args: str) -> Any:
     return pexpect.spawn(
         sys.executable,
@@ -82,11 +89,10 @@ def test_interrupted_run_exits_130_and_resumes(
         try:
             child.expect(r"task: (t_[0-9a-f]+)")
             task_id = child.match.group(1)
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and not (
-                (ws / "effects.log").exists() if where == "in a tool" else model.calls
-            ):
-                time.sleep(0.05)
+            if where == "in a tool":
+                wait_for(lambda: (ws / "effects.log").exists())
+            else:
+                wait_for(lambda: model.calls > 0)
             if where == "in a tool":
                 assert len(_sandbox_processes(ws)) >= 1  # the tool's `sleep 30` is running
             if how == "SIGINT":
@@ -124,9 +130,7 @@ def test_a_live_task_cannot_be_resumed_twice_and_a_killed_one_is_listed_interrup
         try:
             child.expect(r"task: (t_[0-9a-f]+)")
             task_id = child.match.group(1)
-            deadline = time.monotonic() + 30
-            while model.calls == 0 and time.monotonic() < deadline:
-                time.sleep(0.05)
+            wait_for(lambda: model.calls > 0)
             listing = lar(lar_home, ws, "tasks").stdout
             assert re.search(rf"{task_id}\s*│\s*running", listing), listing
             second = lar(lar_home, ws, "resume", "--yes", task_id)
@@ -157,9 +161,7 @@ def test_ctrl_c_in_chat_stops_the_turn_and_keeps_the_session(
         try:
             child.expect("you> ")
             child.sendline("go")
-            deadline = time.monotonic() + 30
-            while model.calls == 0 and time.monotonic() < deadline:
-                time.sleep(0.05)
+            wait_for(lambda: model.calls > 0)
             child.sendintr()
             child.expect(r"interrupted; continue with `lar resume (t_[0-9a-f]+)`")
             task_id = child.match.group(1)

@@ -1,7 +1,8 @@
 """Invented values and the remaining calls on the real embedded model (protocol track).
 
-Both cases are from the eval suites and go the same way on every run (greedy decoding); the
-full run on e724ff9 (docs/evals.md) got both right, and both wrong before these steps."""
+The requests are written here, not taken from the eval suites (what is reported is never what a
+test is fitted to); each asserts the outcome a user sees, whichever correction gets there.
+"""
 
 from __future__ import annotations
 
@@ -10,45 +11,56 @@ from typing import Any
 import pytest
 
 from lar.agents.agent import Agent
-from lar.evals.toolcalls import build_tools, default_suites, load_suite
-from lar.types import Notice
+from lar.tools.base import SchemaTool
 
 pytestmark = pytest.mark.usefixtures("lar_home")  # a fresh home sharing the assembled model
 
+ran: list[tuple[str, dict[str, Any]]] = []
 
-def run(suite: str, case_id: str) -> Any:
-    case = next(c for c in load_suite(default_suites() / f"{suite}.jsonl") if c.id == case_id)
+
+def schema_tool(
+    name: str, description: str, properties: dict[str, Any], required: list[str]
+) -> Any:
+    def run(**args: Any) -> str:
+        ran.append((name, args))
+        return f"{name} done: {args}"
+
+    schema = {"type": "object", "properties": properties, "required": required}
+    return SchemaTool(name, description, schema, run)
+
+
+def ask(question: str, tools: list[Any]) -> Any:
+    ran.clear()
     agent = Agent(
-        tools=build_tools(case),
-        track="protocol",
-        memory=False,
-        traces=False,
-        approver=lambda call, tool: True,
+        tools=tools, track="protocol", memory=False, traces=False, approver=lambda c, t: True
     )
     try:
-        return agent.run(case.question)
+        return agent.run(question)
     finally:
         agent.close()
 
 
-def codes(result: Any) -> list[str]:
-    return [e.code for e in result.events if isinstance(e, Notice)]
+def test_a_request_naming_two_cities_gets_a_call_for_each() -> None:
+    weather = schema_tool(
+        "get_weather",
+        "Current weather for a city.",
+        {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+        ["city"],
+    )
+    result = ask("What is the weather like in Lyon and in Nantes?", [weather])
+    cities = sorted(args["city"] for name, args in ran if name == "get_weather")
+    assert cities == ["Lyon", "Nantes"], (cities, result.text)
+    assert result.text.strip()
 
 
-def test_asked_once_the_model_adds_the_second_city() -> None:
-    """parallel-01, "Weather in Porto and in Faro?": the 1.5B calls for Porto only; asked for
-    the calls the request needs, it names Faro, and both run before the answer."""
-    result = run("parallel", "parallel-01")
-    assert "more_calls" in codes(result), codes(result)
-    cities = [c.arguments["city"] for c in result.tool_calls if c.name == "get_weather"]
-    assert cities == ["Porto", "Faro"]
-
-
-def test_an_email_to_a_made_up_address_is_not_sent() -> None:
-    """abstain-04, "Say hello." with send_email and send_sms listed: the 1.5B emails
-    example@example.com. The address is in no message, so the call is not run; asked once,
-    the model writes the same call, and then answers without tools."""
-    result = run("abstain", "abstain-04")
-    assert codes(result)[:1] == ["ungrounded_call"], codes(result)
-    assert result.tool_calls == [] and result.text.strip()
-    assert "hello" in result.text.lower()
+def test_a_greeting_sends_no_message_to_a_made_up_address() -> None:
+    text = {"type": "string"}
+    email = schema_tool(
+        "send_email", "Send an email.", {"to": text, "subject": text, "body": text}, ["to", "body"]
+    )
+    sms = schema_tool(
+        "send_sms", "Send a text message.", {"to": text, "body": text}, ["to", "body"]
+    )
+    result = ask("Say good morning.", [email, sms])
+    assert ran == []  # no address is in the conversation: nothing is sent
+    assert "morning" in result.text.lower()
