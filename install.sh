@@ -38,6 +38,17 @@ if ! command -v bwrap >/dev/null; then
   fi
 fi
 
+# libseccomp builds the sandbox's syscall filter (no ptrace, no reading other processes' memory).
+if ! ldconfig -p 2>/dev/null | grep -q 'libseccomp.so.2'; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "installing libseccomp2 (syscall filter for the sandbox)…"
+    apt-get update -qq && apt-get install -y -qq libseccomp2 >/dev/null
+  else
+    echo "warning: libseccomp2 is not installed; the sandbox runs without its syscall filter" >&2
+    echo "         (Debian/Ubuntu: sudo apt-get install libseccomp2)" >&2
+  fi
+fi
+
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 echo "installing Lar, the embedded engine and two local models (about 1.7 GB)…"

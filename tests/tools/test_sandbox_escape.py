@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import platform
 import socket
 import threading
 import time
@@ -19,7 +20,7 @@ import pytest
 from lar.tools.base import ToolContext
 from lar.tools.builtin import builtin_tools
 from lar.tools.executor import ToolExecutor
-from lar.tools.sandbox import isolation_level, process_cap_available
+from lar.tools.sandbox import isolation_level, process_cap_available, seccomp_filter
 from lar.types import ToolCall, ToolResult
 
 SECRET_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nplanted-secret-key-material\n"
@@ -29,6 +30,8 @@ if isolation_level() != "bubblewrap":
     if os.environ.get("CI"):
         raise RuntimeError("CI must run the sandbox escape suite: install bubblewrap (install.sh)")
     pytest.skip("bubblewrap is not installed: isolation level is rlimits", allow_module_level=True)
+if seccomp_filter() is None and os.environ.get("CI"):
+    raise RuntimeError("CI must run the sandbox with its seccomp filter: install libseccomp2")
 
 
 @pytest.fixture
@@ -365,6 +368,46 @@ def test_proc_mem_of_pid1_and_parent_hold_no_secret(env: dict[str, Path]) -> Non
 def test_lar_process_memory_is_not_readable(env: dict[str, Path]) -> None:
     out = py(env, _scan_memory(str(os.getpid())), timeout_s=20)
     assert "FOUND" not in out and "clean" in out  # not even visible: another PID namespace
+
+
+_TRACE = """
+import ctypes, errno, os, signal, time
+libc = ctypes.CDLL(None, use_errno=True)
+child = os.fork()
+if child == 0:
+    time.sleep(5)
+    os._exit(0)
+def errname(r):
+    return "ok" if r >= 0 else errno.errorcode.get(ctypes.get_errno(), "?")
+print("attach", errname(libc.ptrace(16, child, 0, 0)))
+print("traceme", errname(libc.ptrace(0, 0, 0, 0)))
+buf = ctypes.create_string_buffer(64)
+class IOV(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+local, remote = IOV(ctypes.addressof(buf), 64), IOV(0x400000, 64)
+r = libc.process_vm_readv(child, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+print("vm_readv", errname(r))
+os.kill(child, signal.SIGKILL)
+"""
+
+
+@pytest.mark.skipif(seccomp_filter() is None, reason="libseccomp2 is not installed (no filter)")
+def test_ptrace_and_process_memory_calls_are_refused(env: dict[str, Path]) -> None:
+    out = py(env, _TRACE)
+    assert "attach EPERM" in out and "traceme EPERM" in out, out
+    assert "vm_readv EPERM" in out, out
+
+
+@pytest.mark.skipif(seccomp_filter() is None, reason="libseccomp2 is not installed (no filter)")
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the syscall number is x86_64's")
+def test_kernel_keyring_is_refused(env: dict[str, Path]) -> None:
+    out = py(
+        env,
+        "import ctypes, errno\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "r = libc.syscall(250, 0, -3, 0)  # keyctl(KEYCTL_GET_KEYRING_ID, session keyring)\n"
+        "print('keyctl', r, errno.errorcode.get(ctypes.get_errno()))",
+    )
+    assert "keyctl -1 EPERM" in out, out
 
 
 def test_lar_home_inside_the_workspace_is_hidden_from_code(home_ws: dict[str, Path]) -> None:

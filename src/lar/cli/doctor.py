@@ -199,6 +199,15 @@ def doctor_rows(config: LarConfig, hw: Hardware | None = None) -> list[tuple[str
         ),
         ("bwrap", shutil.which("bwrap") or "not found", ""),
         (
+            "syscall filter",
+            "seccomp (ptrace, process memory, kernel interfaces refused)"
+            if sandbox.seccomp_filter() is not None
+            else "none",
+            ""
+            if sandbox.seccomp_filter() is not None
+            else "install libseccomp2 to refuse ptrace in the sandbox (Debian: libseccomp2)",
+        ),
+        (
             "default model",
             f"{DEFAULT_MODEL.name} ({'assembled' if model.is_file() else 'not assembled'})",
             "" if model.is_file() else "run: lar model install",

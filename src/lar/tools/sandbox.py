@@ -6,7 +6,9 @@ process group, capped output, and no network unless the policy allows it. How mu
 machine offers decides the isolation level, reported by ``isolation_level()`` and on every result:
 
 - ``bubblewrap``: ``bwrap`` with new user, PID, IPC, UTS and network namespaces, all capabilities
-  dropped, the system read-only, the home directory and denied paths hidden, a private /tmp;
+  dropped, the system read-only, the home directory and denied paths hidden, a private /tmp, and
+  a seccomp filter (where libseccomp is installed) that refuses ``ptrace``, reading or writing
+  other processes' memory and the kernel interfaces a sandboxed program never needs;
 - ``rlimits``: no bwrap; only the limits above apply (say so to the user).
 
 Where the pids cgroup is writable (root on cgroup v1), a process cap (fork bombs) is added: as
@@ -116,7 +118,7 @@ def _env(policy: SandboxPolicy) -> dict[str, str]:
     }
 
 
-def _bwrap_args(policy: SandboxPolicy) -> list[str]:
+def _bwrap_args(policy: SandboxPolicy, seccomp_fd: int | None = None) -> list[str]:
     ws = str(policy.workspace)
     args = [
         "bwrap",
@@ -154,8 +156,78 @@ def _bwrap_args(policy: SandboxPolicy) -> list[str]:
             args += ["--tmpfs", str(denied)]
         elif denied.exists():
             args += ["--ro-bind", "/dev/null", str(denied)]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     args += ["--chdir", ws, "--"]
     return args
+
+
+# Refused with EPERM inside the sandbox. ptrace and process_vm_* read other processes' memory;
+# the rest are kernel interfaces (keyrings, BPF, perf, modules, mounts, swap, the kernel log) that
+# code the model writes never needs and that widen the kernel's attack surface.
+_BLOCKED_SYSCALLS = (
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "perf_event_open",
+    "bpf",
+    "userfaultfd",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "swapon",
+    "swapoff",
+    "syslog",
+    "acct",
+    "iopl",
+    "ioperm",
+    "personality",
+)
+
+
+@cache
+def seccomp_filter() -> bytes | None:
+    """The compiled BPF program bwrap installs (``--seccomp``), or ``None`` where libseccomp is
+    missing (the namespaces still apply; ``lar doctor`` says so)."""
+    try:
+        import errno
+        import tempfile
+
+        import pyseccomp
+    except (ImportError, OSError):  # the wheel, or libseccomp.so.2 it loads, is missing
+        return None
+    try:
+        rules = pyseccomp.SyscallFilter(defaction=pyseccomp.ALLOW)
+        for name in _BLOCKED_SYSCALLS:
+            try:
+                rules.add_rule(pyseccomp.ERRNO(errno.EPERM), name)
+            except (OSError, ValueError, RuntimeError):
+                continue  # not a syscall on this architecture
+        with tempfile.TemporaryFile() as out:
+            rules.export_bpf(out)
+            out.seek(0)
+            return out.read()
+    except (OSError, ValueError, RuntimeError):
+        return None
+
+
+def _seccomp_fd() -> int | None:
+    """A sealed in-memory file holding the filter, for bwrap to read; the caller closes it."""
+    program = seccomp_filter()
+    if program is None:
+        return None
+    fd = os.memfd_create("lar-seccomp", 0)
+    os.write(fd, program)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _limits(policy: SandboxPolicy) -> dict[str, int]:
@@ -308,21 +380,13 @@ async def run_sandboxed(argv: list[str], policy: SandboxPolicy) -> SandboxResult
         "cgroups": [str(g) for g in groups],
         "cwd": str(policy.workspace),
     }
-    command = (_bwrap_args(policy) if level == "bubblewrap" else []) + argv
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-I",
-        "-c",
-        _LAUNCHER,
-        json.dumps(cfg),
-        *command,
-        cwd=_LAUNCHER_DIR,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
+    seccomp = _seccomp_fd() if level == "bubblewrap" else None
+    command = (_bwrap_args(policy, seccomp) if level == "bubblewrap" else []) + argv
+    try:
+        proc = await _start(command, cfg, env, () if seccomp is None else (seccomp,))
+    finally:
+        if seccomp is not None:
+            os.close(seccomp)  # the child holds its own copy
     readers = asyncio.gather(
         _read_capped(proc.stdout, policy.max_output), _read_capped(proc.stderr, policy.max_output)
     )
@@ -362,4 +426,24 @@ async def run_sandboxed(argv: list[str], policy: SandboxPolicy) -> SandboxResult
         level=level,
         truncated=t1 or t2,
         notes=notes,
+    )
+
+
+async def _start(
+    command: list[str], cfg: dict[str, Any], env: dict[str, str], pass_fds: tuple[int, ...]
+) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-I",
+        "-c",
+        _LAUNCHER,
+        json.dumps(cfg),
+        *command,
+        cwd=_LAUNCHER_DIR,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+        pass_fds=pass_fds,
     )
