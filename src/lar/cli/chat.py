@@ -12,6 +12,7 @@ from lar.calling.prompt import call_text
 from lar.cli.render import StagedLog, console_err, print_error, short
 from lar.errors import LarError
 from lar.tools.base import ToolContext
+from lar.tools.staging import Changes
 from lar.types import (
     Final,
     Message,
@@ -48,19 +49,25 @@ class ChatSession:
         self.history: list[Message] = []
         self.agent = self.make_agent(model, self.approve, self.ask)
 
-    def approve(self, call: ToolCall, tool: Any) -> bool:
+    def approve(self, call: ToolCall, tool: Any, changes: Changes | None = None) -> bool:
+        """Asked before a confirm tool runs, or, with ``changes``, after a code or shell run
+        on a copy of the workspace: then a yes applies what it changed."""
         if self.auto_yes:
             return True
-        self.out.print(
-            f"\n[bold yellow]{escape(tool.name)}[/bold yellow] wants to run: "
-            f"{escape(short(call_text(call.name, call.arguments), 400))}"
-        )
+        what = escape(short(call_text(call.name, call.arguments), 400))
+        if changes is None:
+            self.out.print(f"\n[bold yellow]{escape(tool.name)}[/bold yellow] wants to run: {what}")
+        else:
+            self.out.print(
+                f"\n[bold yellow]{escape(tool.name)}[/bold yellow] ran on a copy of the "
+                f"workspace: {what}\nIt {escape(changes.summary(limit=20))}."
+            )
         if tool.danger is not None:
             ctx = ToolContext(workspace=self.agent.workspace)
             for reason in tool.danger(call.arguments, ctx).reasons:
                 self.out.print(f"[bold red]warning:[/bold red] {escape(reason)}")
         try:
-            answer = input("Allow? [y/N] ")
+            answer = input("Allow? [y/N] " if changes is None else "Apply? [y/N] ")
         except EOFError:
             return False
         return answer.strip().lower() in ("y", "yes")

@@ -53,6 +53,9 @@ class ToolContext:
     """The call being run; with ``run_id`` it is ``idempotency_key``."""
     redact: Callable[[str], str] = field(default=lambda text: text)
     """Masks secrets (``lar.redact``) in what a tool stores, such as notes."""
+    stage: bool = False
+    """For ``stages`` tools: run against a copy of the workspace and return
+    ``lar.tools.staging.Staged`` (or raise ``CannotStage`` before running)."""
 
 
 class ToolArgumentError(ValueError):
@@ -127,8 +130,12 @@ class Tool:
         broad: bool = False,
         reads_outside: bool = False,
         idempotent: bool = False,
+        stages: bool = False,
     ) -> None:
         self.fn = fn
+        self.stages = stages
+        """Can run against a copy of the workspace first (``ToolContext.stage``): under
+        ``confirm`` the user then approves what the run would change, not the command text."""
         self.idempotent = idempotent
         """Running it twice has the effect of running it once (reads, lookups, a tool that
         dedupes by ``ToolContext.idempotency_key``): after a crash cut it off, it runs again;
@@ -315,6 +322,7 @@ def tool(
     broad: bool = False,
     reads_outside: bool = False,
     idempotent: bool = False,
+    stages: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -333,6 +341,7 @@ def tool(
     broad: bool = False,
     reads_outside: bool = False,
     idempotent: bool = False,
+    stages: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a tool. Use bare (``@tool``) or with options (``@tool(...)``)."""
 
@@ -350,6 +359,7 @@ def tool(
             broad=broad,
             reads_outside=reads_outside,
             idempotent=idempotent,
+            stages=stages,
         )
 
     return wrap(fn) if fn is not None else wrap

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import json
 import socket
 from collections.abc import Callable, Iterable, Sequence
@@ -19,12 +20,16 @@ from typing import Any
 
 from lar.tools.base import Permission, Tool, ToolArgumentError, ToolContext
 from lar.tools.breaker import CircuitBreaker
+from lar.tools.staging import CannotStage, Staged
 from lar.types import ToolCall, ToolError, ToolResult
 
 __all__ = ["ToolExecutor", "Approver", "DEFAULT_CLIP_CHARS"]
 
-Approver = Callable[[ToolCall, Tool], bool]
-"""Asked before a ``confirm`` tool runs; returns True to allow it."""
+Approver = Callable[..., bool]
+"""``(call, tool) -> bool``: asked before a ``confirm`` tool runs; True allows it. An approver
+that also takes ``changes`` (``lar.tools.staging.Changes``, a keyword) is asked instead after a
+staging tool (``Tool.stages``) ran on a copy of the workspace, with what the run would change;
+True applies the changes."""
 
 DEFAULT_CLIP_CHARS = 3200  # ≈ 800 tokens at ~4 characters per token (T6)
 
@@ -64,6 +69,7 @@ class ToolExecutor:
             self.tools[t.name] = t
         self.allowlist = set(allowlist) if allowlist else None
         self.approver = approver
+        self._previews = _takes_changes(approver)
         self.clip_chars = clip_chars
         self._pool: ThreadPoolExecutor | None = None
         self._max_workers = max_workers
@@ -131,21 +137,53 @@ class ToolExecutor:
                 f"no credential is configured for it (tools.credentials.{tool.name} in "
                 "config.yaml); answer without it",
             )
-        if permission == "confirm" and not self._approve(call, tool, permission):
-            return self._fail(
-                call,
-                "denied",
-                "the user did not allow this call",
-                f"{tool.name} needs confirmation ({permission}); do not retry it, "
-                "answer without it or explain what you need",
-            )
+        stage = permission == "confirm" and tool.stages and self._previews
+        stage = stage and tool.context_param is not None
+        if permission == "confirm" and not stage and not self._approve(call, tool):
+            return self._declined(call, tool, permission)
         if tool.context_param:
-            extra: dict[str, Any] = {"call_id": call.id}
+            extra: dict[str, Any] = {"call_id": call.id, "stage": stage}
             if permission == "auth":
                 extra["credential"] = self._credentials[tool.name]
             kwargs[tool.context_param] = dataclasses.replace(ctx, **extra)
+        outcome = await self._call(call, tool, kwargs)
+        if isinstance(outcome, CannotStage):  # nothing ran: ask first, as without a preview
+            if not self._approve(call, tool):
+                return self._declined(call, tool, permission)
+            kwargs[str(tool.context_param)] = dataclasses.replace(
+                kwargs[str(tool.context_param)], stage=False
+            )
+            outcome = await self._call(call, tool, kwargs)
+        if isinstance(outcome, ToolResult):
+            return outcome
+        value = outcome
+        if isinstance(value, Staged):
+            applied = await self._apply(call, tool, value)
+            if isinstance(applied, ToolResult):
+                return applied
+            value = applied
+        self.breaker.record(tool.name, ok=True)
+        shown = tool.clip(value) if tool.clip else value
+        content = clip_text(_to_text(shown), self.clip_chars)
+        return ToolResult(call.id, call.name, content, ok=True, value=value)
+
+    def _declined(self, call: ToolCall, tool: Tool, permission: Permission) -> ToolResult:
+        return self._fail(
+            call,
+            "denied",
+            "the user did not allow this call",
+            f"{tool.name} needs confirmation ({permission}); do not retry it, "
+            "answer without it or explain what you need",
+        )
+
+    async def _call(
+        self, call: ToolCall, tool: Tool, kwargs: dict[str, Any]
+    ) -> Any | ToolResult | CannotStage:
+        """The tool's value, or the failure the model reads, or why it could not stage."""
         try:
-            value = await self._invoke_with_retries(tool, kwargs)
+            return await self._invoke_with_retries(tool, kwargs)
+        except CannotStage as exc:
+            return exc
         except TimeoutError:
             self.breaker.record(tool.name, ok=False)
             return self._fail(
@@ -160,12 +198,35 @@ class ToolExecutor:
             return self._fail(
                 call, "tool_error", f"{tool.name} failed", f"{type(exc).__name__}: {exc}"
             )
-        self.breaker.record(tool.name, ok=True)
-        shown = tool.clip(value) if tool.clip else value
-        content = clip_text(_to_text(shown), self.clip_chars)
-        return ToolResult(call.id, call.name, content, ok=True, value=value)
 
-    def _approve(self, call: ToolCall, tool: Tool, permission: Permission) -> bool:
+    async def _apply(self, call: ToolCall, tool: Tool, staged: Staged) -> Any | ToolResult:
+        """Ask with what the staged run would change; apply it on a yes, else drop the copy."""
+        try:
+            approved = bool(self.approver and self.approver(call, tool, changes=staged.changes))
+        except BaseException:
+            await asyncio.to_thread(staged.discard)
+            raise
+        if not approved:
+            await asyncio.to_thread(staged.discard)
+            return self._fail(
+                call,
+                "denied",
+                "the user did not apply this call's changes",
+                f"{tool.name} ran on a copy of the workspace; it {staged.changes.summary()}. "
+                "Nothing was applied and its output is withheld; do not retry it, answer "
+                "without it or ask what the user wants",
+            )
+        try:
+            return await asyncio.to_thread(staged.apply)
+        except OSError as exc:
+            return self._fail(
+                call,
+                "tool_error",
+                f"{tool.name}'s changes could not all be applied",
+                f"{type(exc).__name__}: {exc}; `lar undo` puts the workspace back as it was",
+            )
+
+    def _approve(self, call: ToolCall, tool: Tool) -> bool:
         return bool(self.approver and self.approver(call, tool))
 
     async def _invoke_with_retries(self, tool: Tool, kwargs: dict[str, Any]) -> Any:
@@ -204,6 +265,17 @@ _CALLERS_FAULT = (
 """Refusals of a call (a policy said no, a path or value was wrong): the call's fault, not a
 sign the tool is broken, so they never open its circuit breaker and block the next, fitting
 call."""
+
+
+def _takes_changes(approver: Approver | None) -> bool:
+    """Whether ``approver`` accepts ``changes=`` (it then sees previews of staged runs)."""
+    if approver is None:
+        return False
+    try:
+        params = inspect.signature(approver).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "changes" or p.kind is p.VAR_KEYWORD for p in params)
 
 
 def _network_error(exc: BaseException) -> bool:

@@ -74,6 +74,9 @@ class SandboxPolicy:
     max_output: int = 8000
     network: bool = False
     denied_paths: tuple[Path, ...] = ()
+    root: Path | None = None
+    """A folder mounted at ``workspace`` instead of it (a staging copy, lar.tools.staging);
+    bubblewrap only."""
 
 
 @dataclass(slots=True)
@@ -150,7 +153,7 @@ def _bwrap_args(policy: SandboxPolicy, seccomp_fd: int | None = None) -> list[st
     # The interpreter may live under the (now hidden) home directory, e.g. pyenv.
     for prefix in {sys.base_prefix, sys.prefix}:
         args += ["--ro-bind", prefix, prefix]
-    args += ["--bind", ws, ws]
+    args += ["--bind", str(policy.root or ws), ws]
     for denied in policy.denied_paths:
         if denied.is_dir():
             args += ["--tmpfs", str(denied)]
@@ -333,10 +336,10 @@ async def _watch_disk(policy: SandboxPolicy, pid: int) -> bool:
     file). Conservative: other writers on that disk count too. True if it killed the run."""
     limit = policy.disk_mb * 1024 * 1024
     try:
-        start = _free_bytes(policy.workspace)
+        start = _free_bytes(policy.root or policy.workspace)
         while True:
             await asyncio.sleep(0.005)  # a statvfs is a microsecond; page-cache writes are fast
-            if start - _free_bytes(policy.workspace) > limit:
+            if start - _free_bytes(policy.root or policy.workspace) > limit:
                 os.killpg(pid, signal.SIGKILL)
                 return True
     except (OSError, ProcessLookupError):
@@ -371,6 +374,8 @@ async def run_sandboxed(argv: list[str], policy: SandboxPolicy) -> SandboxResult
     """Run ``argv`` inside the sandbox; never raises for what the program does."""
     _not_dumpable()
     level = isolation_level()
+    if policy.root is not None and level != "bubblewrap":
+        raise ValueError("a staging root needs bubblewrap (mount namespaces)")
     policy.workspace.mkdir(parents=True, exist_ok=True)
     env = _env(policy)
     groups = _make_cgroups(policy)

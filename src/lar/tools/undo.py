@@ -19,7 +19,17 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["Snapshot", "take", "snapshots", "restore", "MAX_BYTES", "KEEP", "NoSnapshot"]
+__all__ = [
+    "Snapshot",
+    "take",
+    "snapshots",
+    "restore",
+    "tree_size",
+    "copy_tree",
+    "MAX_BYTES",
+    "KEEP",
+    "NoSnapshot",
+]
 
 MAX_BYTES = 256 * 1024 * 1024
 KEEP = 20
@@ -45,7 +55,7 @@ def _excluded(path: Path, exclude: list[Path]) -> bool:
     return any(path == e or e in path.parents for e in exclude)
 
 
-def _size(root: Path, exclude: list[Path]) -> int:
+def tree_size(root: Path, exclude: list[Path]) -> int:
     total = 0
     for folder, dirs, files in os.walk(root):
         here = Path(folder)
@@ -60,7 +70,7 @@ def _size(root: Path, exclude: list[Path]) -> int:
     return total
 
 
-def _copy(src: Path, dst: Path, exclude: list[Path]) -> None:
+def copy_tree(src: Path, dst: Path, exclude: list[Path]) -> None:
     """``cp -a`` with reflinks where possible; Python's copytree where ``cp`` is missing."""
     dst.mkdir(parents=True, exist_ok=True)
     shutil.copystat(src, dst, follow_symlinks=False)
@@ -70,7 +80,7 @@ def _copy(src: Path, dst: Path, exclude: list[Path]) -> None:
             continue
         target = dst / entry.name
         if target.is_dir() and not target.is_symlink() and entry.is_dir(follow_symlinks=False):
-            _copy(path, target, exclude)  # kept because it holds an excluded path: merge into it
+            copy_tree(path, target, exclude)  # kept: it holds an excluded path; merge into it
             continue
         cp = shutil.which("cp")
         if cp is not None:
@@ -91,14 +101,14 @@ def take(workspace: Path, home: Path, what: str, exclude: list[Path]) -> Snapsho
     """Copy ``workspace`` (without ``exclude``) before a run; ``NoSnapshot`` says why not."""
     workspace = workspace.resolve()
     exclude = [e.resolve() for e in [*exclude, home]]
-    size = _size(workspace, exclude)
+    size = tree_size(workspace, exclude)
     if size > MAX_BYTES:
         raise NoSnapshot(f"the workspace is over {MAX_BYTES // 2**20} MB")
     snap = Snapshot("u_" + secrets.token_hex(6), str(workspace), time.time(), what[:200])
     folder = home / "undo" / snap.id
     folder.mkdir(mode=0o700, parents=True)
     try:
-        _copy(workspace, snap.tree(home), exclude)
+        copy_tree(workspace, snap.tree(home), exclude)
     except (OSError, subprocess.SubprocessError) as exc:
         shutil.rmtree(folder, ignore_errors=True)
         raise NoSnapshot(f"could not copy the workspace ({exc})") from exc
@@ -130,7 +140,7 @@ def restore(snap: Snapshot, home: Path, exclude: list[Path]) -> tuple[int, int]:
     tree = snap.tree(home)
     exclude = [e.resolve() for e in [*exclude, home]]
     removed = _clear(workspace, exclude)
-    _copy(tree, workspace, [])
+    copy_tree(tree, workspace, [])
     restored = sum(1 for _ in tree.iterdir())
     shutil.rmtree(home / "undo" / snap.id, ignore_errors=True)
     return restored, removed

@@ -1,18 +1,22 @@
 """code_run and shell (B1): code runs in the sandbox (lar.tools.sandbox), never in Lar's process.
 
 Hard-line commands (B3) are refused before anything starts; the sandbox contains the rest.
+Every run first snapshots the workspace for ``lar undo``; under ``confirm`` with an approver that
+previews (lar.tools.staging), the run works on a copy and the user approves what it would change.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 from typing import Any, Literal
 
 from lar.tools import undo
 from lar.tools.base import ToolContext, private_paths, tool
 from lar.tools.danger import Verdict, assess
-from lar.tools.sandbox import SandboxPolicy, run_sandboxed
+from lar.tools.sandbox import SandboxPolicy, SandboxResult, isolation_level, run_sandboxed
+from lar.tools.staging import CannotStage, Stage, Staged
 
 __all__ = ["code_run", "shell"]
 
@@ -66,13 +70,20 @@ def _shell_danger(args: dict[str, Any], ctx: ToolContext) -> Verdict:
     return assess(str(args.get("command", "")), workspace=ctx.workspace)
 
 
-@tool(permission="confirm", timeout_s=60, danger=_code_danger, broad=True, reads_outside=True)
+@tool(
+    permission="confirm",
+    timeout_s=60,
+    danger=_code_danger,
+    broad=True,
+    reads_outside=True,
+    stages=True,
+)
 async def code_run(
     code: str,
     ctx: ToolContext,
     language: Literal["python", "shell"] = "python",
     timeout_s: int = 10,
-) -> str:
+) -> str | Staged:
     """Run Python or shell code: for calculations, data work and commands.
 
     Python runs like a notebook cell: the value of a final expression is printed.
@@ -93,16 +104,54 @@ async def code_run(
         else ["/bin/sh", "-c", code]
     )
     policy = _policy(ctx, timeout_s)
-    no_undo = await asyncio.to_thread(_snapshot, ctx, policy, f"{language}: {code}")
+    what = f"{language}: {code}"
+    if ctx.stage:
+        return await _staged_run(argv, policy, ctx, what, timeout_s)
+    no_undo = await asyncio.to_thread(_snapshot, ctx, policy, what)
     result = await run_sandboxed(argv, policy)
+    return _report(result, timeout_s) + no_undo
+
+
+async def _staged_run(
+    argv: list[str], policy: SandboxPolicy, ctx: ToolContext, what: str, timeout_s: int
+) -> Staged:
+    """Run on a copy mounted at the workspace; the executor asks, then applies or discards."""
+    from lar.config import lar_home
+
+    if isolation_level() != "bubblewrap":
+        raise CannotStage("no mount namespace (bubblewrap) to put a copy in the workspace's place")
+    if policy.network:
+        raise CannotStage("the sandbox has network access: a run's effects may leave the machine")
+    home = ctx.home or lar_home()
+    stage = await asyncio.to_thread(Stage, ctx.workspace, home, list(policy.denied_paths))
+    try:
+        result = await run_sandboxed(argv, dataclasses.replace(policy, root=stage.path))
+        changes = await asyncio.to_thread(stage.diff)
+    except BaseException:
+        await asyncio.to_thread(stage.discard)
+        raise
+    text = _report(result, timeout_s)
+
+    def apply() -> str:
+        try:
+            no_undo = "" if changes.empty else _snapshot(ctx, policy, what)
+            stage.apply(changes)
+        finally:
+            stage.discard()
+        return text + no_undo
+
+    return Staged(value=text, changes=changes, apply=apply, discard=stage.discard)
+
+
+def _report(result: SandboxResult, timeout_s: int) -> str:
     if result.timed_out:
-        return f"exit_code: killed after {timeout_s}s timeout" + no_undo
+        return f"exit_code: killed after {timeout_s}s timeout"
     parts = [f"exit_code: {result.exit_code}"]
     if result.stdout:
         parts.append("stdout:\n" + result.stdout.rstrip())
     if result.stderr:
         parts.append("stderr:\n" + result.stderr.rstrip())
-    return "\n".join(parts) + no_undo
+    return "\n".join(parts)
 
 
 def _snapshot(ctx: ToolContext, policy: SandboxPolicy, what: str) -> str:
@@ -117,13 +166,20 @@ def _snapshot(ctx: ToolContext, policy: SandboxPolicy, what: str) -> str:
     return ""
 
 
-@tool(permission="confirm", timeout_s=60, danger=_shell_danger, broad=True, reads_outside=True)
-async def shell(command: str, ctx: ToolContext, timeout_s: int = 10) -> str:
+@tool(
+    permission="confirm",
+    timeout_s=60,
+    danger=_shell_danger,
+    broad=True,
+    reads_outside=True,
+    stages=True,
+)
+async def shell(command: str, ctx: ToolContext, timeout_s: int = 10) -> str | Staged:
     """Run a shell command in the workspace and return its exit code and output.
 
     Args:
         command: The command line.
         timeout_s: Seconds before it is killed (1-50).
     """
-    text = await code_run.fn(command, ctx, language="shell", timeout_s=timeout_s)
-    return str(text)
+    result: str | Staged = await code_run.fn(command, ctx, language="shell", timeout_s=timeout_s)
+    return result
