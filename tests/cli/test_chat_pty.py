@@ -138,3 +138,45 @@ def test_chat_routes_every_message(lar_home: Path, tmp_path: Path) -> None:
     store = TraceStore(lar_home / "lar.db")
     assert [t.model for t in reversed(store.recent())] == ["small", "coder"]
     store.close()
+
+
+def test_chat_previews_a_shell_run_and_applies_only_on_yes(lar_home: Path, tmp_path: Path) -> None:
+    """Under confirm the shell command runs on a copy first; the question names what it would
+    change, and the workspace changes only after a yes."""
+    from lar.tools.sandbox import isolation_level
+
+    if isolation_level() != "bubblewrap":
+        pytest.skip("previews need bubblewrap (a copy mounted in the workspace's place)")
+    ws = tmp_path / "ws"
+    (ws / "build").mkdir(parents=True)
+    (ws / "build" / "old.o").write_text("object")
+    clean = tool_call_reply("shell", {"command": "rm -r build && echo done > clean.log"})
+
+    def after_tool(body: dict) -> dict:  # type: ignore[type-arg]
+        last = body["messages"][-1]["content"]
+        return text_reply("Not applied." if "did not apply" in last else "Cleaned.")
+
+    with MockOpenAIServer([clean, after_tool, clean, after_tool]) as srv:
+        configure_mock(lar_home, srv.url)
+        child = spawn_chat(lar_home, ws)
+        try:
+            child.expect("you> ")
+            child.sendline("clean the build")
+            child.expect("ran on a copy of the workspace")
+            child.expect(r"creates 1 \(clean.log\); deletes 2 \(build/\)")
+            child.expect(r"Apply\? \[y/N\] ")
+            assert not (ws / "clean.log").exists()
+            child.sendline("n")
+            child.expect("Not applied.")
+            assert (ws / "build" / "old.o").exists() and not (ws / "clean.log").exists()
+            child.expect("you> ")
+            child.sendline("do it")
+            child.expect(r"Apply\? \[y/N\] ")
+            child.sendline("y")
+            child.expect("Cleaned.")
+            child.expect("you> ")
+            child.sendline("/exit")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+    assert not (ws / "build").exists() and (ws / "clean.log").read_text() == "done\n"
