@@ -116,3 +116,91 @@ def test_writes_that_run_code_later_ask_even_under_auto(tmp_path: Path) -> None:
         assert asked[-1] == "shell" and not (tmp_path / ".git/hooks/post-checkout").exists()
     finally:
         executor.close()
+
+
+# --- the parsed layer (bashlex for shell, ast for Python) ---------------------------------------
+# Spellings a regex over the raw text misses; the parsers see the command that would run.
+
+PARSED_REFUSE = [
+    ("shell", "'r'm -rf /"),
+    ("shell", "/usr/bin/rm -fr $HOME"),
+    ("shell", "env LC_ALL=C rm -rf ~"),
+    ("shell", 'bash -c "rm -r -f /"'),
+    ("shell", "Y=rm; $Y -rf ~/"),
+    ("shell", "find / -delete"),
+    ("python", "import os as o\no.system('rm -rf /')"),
+    ("python", "from shutil import rmtree as gone\ngone('/')"),
+]
+
+PARSED_CONFIRM = [
+    ("shell", "A=shred; $A notes.txt", "shreds files"),
+    ("shell", "find . -name '*.log' -exec /bin/rm {} \\;", "deletes files (find)"),
+    ("shell", "rsync -a --delete src/ dst/", "deletes files (rsync --delete)"),
+    ("shell", "echo 'rm -rf build' | bash", "recursive delete"),
+    ("shell", "nohup \\rm -r build &", "recursive delete"),
+    ("shell", "cat <(rm -rf cache)", "recursive delete"),
+    ("shell", '"$CMD" -rf build', "runs a command whose name is computed at run time ($CMD)"),
+    ("python", "import subprocess as sp\nsp.call('rm -rf build', shell=True)", "recursive delete"),
+    ("python", "import shutil\nshutil.rmtree('build')", "recursive delete"),
+    ("python", "import os\nf = getattr(os, 're' + 'move')\nf('x')", "calls a function by a name"),
+]
+
+BENIGN = [
+    ("shell", "git status"),
+    ("shell", "find . -name '*.py' | wc -l"),
+    ("shell", 'for f in *.txt; do wc -l "$f"; done'),
+    ("shell", "pip install -r requirements.txt"),
+    ("shell", "echo rm -rf is dangerous"),
+    ("shell", "rsync -a src/ dst/"),
+    ("shell", "cd $DIR && ls"),
+    ("shell", "python3 -c 'print(1 + 1)'"),
+    ("python", "import subprocess\nsubprocess.run(['ls', '-la'])"),
+    ("python", "import os\nos.remove('tmp.txt')"),
+    ("python", "text = getattr(obj, 'name')"),
+]
+
+
+@pytest.mark.parametrize(("language", "command"), PARSED_REFUSE)
+def test_parsed_spellings_of_the_hard_line_are_refused(language: str, command: str) -> None:
+    assert assess(command, workspace=WS, language=language).level == "refuse"  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("language", "command", "reason"), PARSED_CONFIRM)
+def test_parsed_risky_commands_need_confirmation(language: str, command: str, reason: str) -> None:
+    verdict = assess(command, workspace=WS, language=language)  # type: ignore[arg-type]
+    assert verdict.level == "confirm" and any(r.startswith(reason) for r in verdict.reasons), (
+        verdict.reasons
+    )
+
+
+@pytest.mark.parametrize(("language", "command"), BENIGN)
+def test_parsers_do_not_flag_ordinary_commands(language: str, command: str) -> None:
+    verdict = assess(command, workspace=WS, language=language)  # type: ignore[arg-type]
+    assert verdict.level == "ok", verdict.reasons
+
+
+def test_the_parsers_are_what_catch_these(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ablation: with the parsed layer off, the regexes alone miss most of the cases above."""
+    import lar.tools.danger as danger
+
+    monkeypatch.setattr(danger, "_parsed", lambda text, language: ([], []))
+    cases = [(lang, cmd) for lang, cmd in PARSED_REFUSE] + [
+        (lng, c) for lng, c, _ in PARSED_CONFIRM
+    ]
+    missed = [c for lang, c in cases if assess(c, workspace=WS, language=lang).level == "ok"]  # type: ignore[arg-type]
+    assert len(missed) >= len(cases) // 2, missed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "$(" * 3000,
+        "'" + "a" * 19_000,
+        "if then fi do done esac ;;; && || |",
+        "import os\n" + "(" * 500,
+        "\x00\udcff rm -rf",
+        "case x in a) rm -rf y;; esac",
+    ],
+)
+def test_unparsable_text_never_raises(text: str) -> None:
+    assert assess(text, workspace=WS).level in ("ok", "confirm", "refuse")

@@ -8,8 +8,12 @@
   ``sudo``, writes outside the workspace, killing processes, shutting down …);
 - ``ok``: nothing matched.
 
-Pattern matching cannot prove a command safe (the sandbox contains what slips through); it exists
-so that the obviously destructive is never run silently.
+Two layers feed it: regexes over the raw text, and real parsers (``lar.tools.commands``: bashlex
+for shell, Python's ``ast`` for code) that see ``r''m``, ``/bin/rm``, ``command rm``,
+``sh -c '…'``, ``eval``, ``X=rm; $X``, ``import shutil as s; s.rmtree`` and
+``os.system('…')`` for what they are. Neither can prove a command safe (the sandbox and
+``lar undo`` contain what slips through); they exist so that the obviously destructive is never
+run silently.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+from lar.tools.commands import Command, python_calls, shell_commands
 
 __all__ = ["Verdict", "assess", "Level", "runs_code_later"]
 
@@ -120,12 +126,18 @@ def _outside(target: str, workspace: Path | None) -> bool:
     return False
 
 
-def assess(command: str, *, workspace: Path | None = None) -> Verdict:
-    """Classify a shell command or a Python program."""
-    reasons_refuse = [why for why, rx in _REFUSE if rx.search(command)]
+def assess(
+    command: str,
+    *,
+    workspace: Path | None = None,
+    language: Literal["shell", "python"] | None = None,
+) -> Verdict:
+    """Classify a shell command or a Python program (``language`` unknown: read as both)."""
+    refuse, confirm = _parsed(command, language)
+    reasons_refuse = [why for why, rx in _REFUSE if rx.search(command)] + refuse
     if reasons_refuse:
         return Verdict("refuse", _unique(reasons_refuse))
-    reasons = [why for why, rx in _CONFIRM if rx.search(command)]
+    reasons = [why for why, rx in _CONFIRM if rx.search(command)] + confirm
     for target in _WRITE_TARGET.findall(command) + _PY_WRITE.findall(command):
         if _outside(target, workspace):
             reasons.append(f"writes outside the workspace ({target})")
@@ -136,6 +148,122 @@ def assess(command: str, *, workspace: Path | None = None) -> Verdict:
     if any(w in ("eval", "base64") for w in words) and "|" in command:
         reasons.append("decodes and runs hidden code")
     return Verdict("confirm", _unique(reasons)) if reasons else Verdict("ok")
+
+
+_HOME_OR_ROOT = {
+    "/",
+    "/*",
+    "~",
+    "~/",
+    "~/*",
+    "$HOME",
+    "${HOME}",
+    "$HOME/",
+    "$HOME/*",
+    "/home",
+    "/root",
+    "/etc",
+    "/usr",
+    "/var",
+    "/boot",
+    "/bin",
+    "/lib",
+}
+_DELETERS = {"rm", "shred", "unlink", "rmdir"}
+_DELETE_FLAGS = ("delete", "remove-files", "remove-source")  # rsync --delete, tar --remove-files
+
+
+def _parsed(text: str, language: str | None) -> tuple[list[str], list[str]]:
+    """(refuse, confirm) reasons from the parsed commands and calls."""
+    refuse: list[str] = []
+    confirm: list[str] = []
+    if language in (None, "shell"):
+        for cmd in shell_commands(text):
+            _judge(cmd, refuse, confirm)
+    if language in (None, "python"):
+        _judge_python(text, refuse, confirm)
+    return refuse, confirm
+
+
+def _judge(cmd: Command, refuse: list[str], confirm: list[str]) -> None:
+    name, args = cmd.name, cmd.args
+    short = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
+    targets = [a for a in args if not a.startswith("-")]
+    if cmd.as_root:
+        confirm.append("runs as root")
+    if cmd.computed:
+        confirm.append(f"runs a command whose name is computed at run time ({name})")
+    recursive = "r" in short or "R" in short or "--recursive" in args
+    if name == "rm":
+        if recursive and any(_home_or_root(t) for t in targets):
+            refuse.append("removes the root or home directory")
+        elif recursive or "f" in short or "--force" in args:
+            confirm.append("recursive delete")
+    elif name == "find":
+        runs = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-exec", "-execdir", "-ok")]
+        if "-delete" in args or any(os.path.basename(r) in _DELETERS for r in runs):
+            if targets and _home_or_root(targets[0]):
+                refuse.append("removes the root or home directory")
+            else:
+                confirm.append("deletes files (find)")
+    elif name == "shred":
+        confirm.append("shreds files")
+    elif name == "truncate":
+        confirm.append("truncates files")
+    elif name == "dd" and any(a.startswith("of=") for a in args):
+        confirm.append("overwrites a file (dd of=)")
+    elif name.startswith("mkfs") or name in ("mkswap", "wipefs"):
+        refuse.append("formats a file system")
+    elif name in ("kill", "pkill", "killall"):
+        confirm.append("kills processes")
+    elif name in ("shutdown", "reboot", "halt", "poweroff"):
+        confirm.append("shuts down or reboots")
+    elif name in ("python", "python3") and "-c" in args:
+        at = args.index("-c")
+        if at + 1 < len(args):
+            _judge_python(args[at + 1], refuse, confirm)
+    for flag in args:
+        if flag.startswith("--") and any(w in flag for w in _DELETE_FLAGS):
+            confirm.append(f"deletes files ({name} {flag.split('=')[0]})")
+            break
+
+
+def _home_or_root(target: str) -> bool:
+    return target in _HOME_OR_ROOT or (target.rstrip("/") or "/") in _HOME_OR_ROOT
+
+
+_PY_SHELL = {
+    "os.system",
+    "os.popen",
+    "subprocess.run",
+    "subprocess.call",
+    "subprocess.check_call",
+    "subprocess.check_output",
+    "subprocess.Popen",
+    "subprocess.getoutput",
+    "subprocess.getstatusoutput",
+}
+
+
+def _judge_python(code: str, refuse: list[str], confirm: list[str]) -> None:
+    for call in python_calls(code):
+        if call.computed:
+            confirm.append("calls a function by a name computed at run time")
+        first = call.args[0] if call.args else None
+        if call.name in ("shutil.rmtree", "os.removedirs"):
+            if isinstance(first, str) and _home_or_root(first):
+                refuse.append("removes the root or home directory")
+            else:
+                confirm.append("recursive delete")
+        elif call.name in _PY_SHELL:
+            if isinstance(first, str):
+                line = first
+            elif isinstance(first, list | tuple) and all(isinstance(w, str) for w in first):
+                line = " ".join(shlex.quote(w) for w in first)
+            else:
+                continue
+            for cmd in shell_commands(line):
+                _judge(cmd, refuse, confirm)
 
 
 def _unique(items: list[str]) -> list[str]:

@@ -63,11 +63,12 @@ def _policy(ctx: ToolContext, timeout_s: int) -> SandboxPolicy:
 
 
 def _code_danger(args: dict[str, Any], ctx: ToolContext) -> Verdict:
-    return assess(str(args.get("code", "")), workspace=ctx.workspace)
+    language: Literal["shell", "python"] = "shell" if args.get("language") == "shell" else "python"
+    return assess(str(args.get("code", "")), workspace=ctx.workspace, language=language)
 
 
 def _shell_danger(args: dict[str, Any], ctx: ToolContext) -> Verdict:
-    return assess(str(args.get("command", "")), workspace=ctx.workspace)
+    return assess(str(args.get("command", "")), workspace=ctx.workspace, language="shell")
 
 
 @tool(
@@ -94,7 +95,7 @@ async def code_run(
         timeout_s: Seconds before the run is killed (1-50).
     """
     timeout_s = max(1, min(int(timeout_s), 50))
-    verdict = assess(code, workspace=ctx.workspace)
+    verdict = assess(code, workspace=ctx.workspace, language=language)
     if verdict.level == "refuse":
         # Hard line (B3): no confirmation, not even --yes, makes these acceptable.
         raise PermissionError("refused, never run: " + "; ".join(verdict.reasons))
