@@ -9,6 +9,12 @@ processes then write at once ("How To Corrupt An SQLite Database File", §2.2). 
 created with ``O_EXCL`` only when it does not exist yet (no connection can hold it then), and
 existing files are only ``stat``-ed and ``chmod``-ed, never opened by hand.
 
+Each purpose (tasks, memory, traces, the trace writer, notes, routing) has one connection per
+file in a process, shared by every store of that purpose (``shared``): a server running many
+sessions holds six connections, not six per session. A ``Database`` serializes its users with
+a lock, and ``Database.transaction`` holds it from ``BEGIN IMMEDIATE`` to ``COMMIT``, so two
+threads never interleave statements inside one transaction.
+
 A file that is not a usable database raises :class:`StorageError` naming the file, what is
 wrong and what to do; nothing is moved or rewritten unless the user asks (``lar doctor
 --repair``).
@@ -22,11 +28,14 @@ import stat
 import struct
 import threading
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from lar.errors import LarError
 
-__all__ = ["connect", "StorageError", "check", "move_aside", "HEADER"]
+__all__ = ["connect", "shared", "Database", "StorageError", "check", "move_aside", "HEADER"]
 
 HEADER = b"SQLite format 3\x00"
 _REPAIR = "run `lar doctor --repair` to move it aside and start a new one (the old file is kept)"
@@ -143,6 +152,101 @@ def connect(path: Path, schema: str) -> sqlite3.Connection:
         db.close()
         raise StorageError(path, f"is damaged ({exc})") from exc
     return db
+
+
+class Database:
+    """The connection of one purpose to one file, shared in this process (see ``shared``).
+
+    Every statement runs under the lock; ``transaction`` keeps it for the whole transaction.
+    ``close`` is counted: the connection closes when its last user closes it.
+    """
+
+    def __init__(self, key: tuple[int, int, str], conn: sqlite3.Connection) -> None:
+        self._key = key
+        self._conn = conn
+        self._lock = threading.RLock()
+        self._users = 1
+
+    @property
+    def row_factory(self) -> Any:
+        return self._conn.row_factory
+
+    @row_factory.setter
+    def row_factory(self, factory: Any) -> None:
+        self._conn.row_factory = factory
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
+        with self._lock:
+            return self._conn.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Any) -> sqlite3.Cursor:
+        with self._lock:
+            return self._conn.executemany(sql, rows)
+
+    def executescript(self, script: str) -> sqlite3.Cursor:
+        with self._lock:
+            return self._conn.executescript(script)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Database]:
+        """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on any exception), under the lock."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with _shared_lock:
+            self._users -= 1
+            if self._users > 0:
+                return
+            if _shared.get(self._key) is self:
+                del _shared[self._key]
+        with self._lock:
+            self._conn.close()
+
+
+_shared: dict[tuple[int, int, str], Database] = {}
+_shared_lock = threading.Lock()
+
+
+def shared(path: Path, schema: str, purpose: str) -> Database:
+    """The process's connection for ``purpose`` to ``path``, opened (``connect``) on first use.
+
+    Keyed by the file's identity, so a database moved aside and replaced gets a new connection.
+    """
+    with _shared_lock:
+        try:
+            info = path.stat()
+        except OSError:
+            info = None
+        if info is not None:
+            found = _shared.get((info.st_dev, info.st_ino, purpose))
+            if found is not None:
+                found._users += 1
+                return found
+        conn = connect(path, schema)
+        info = path.stat()
+        db = Database((info.st_dev, info.st_ino, purpose), conn)
+        _shared[db._key] = db
+        return db
+
+
+def _forget_after_fork() -> None:
+    """A forked child must not use its parent's connections (SQLite forbids it): it opens its
+    own. The parent's stay referenced, never closed, so nothing of the parent's is touched."""
+    global _shared, _shared_lock
+    _forgotten.extend(_shared.values())
+    _shared = {}
+    _shared_lock = threading.Lock()
+
+
+_forgotten: list[Database] = []
+os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 def check(path: Path) -> list[str]:

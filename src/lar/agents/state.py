@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from lar.db import connect
+from lar.db import shared
 from lar.errors import LarError
 from lar.redact import mask_strings
 from lar.types import Message, ToolCall, ToolResult, from_dict, to_dict
@@ -138,7 +138,7 @@ class TaskStore:
     def __init__(self, path: Path, *, redact: Callable[[str], str] | None = None) -> None:
         self.path = path
         self._redact = redact or (lambda text: text)
-        self.db = connect(path, _SCHEMA)
+        self.db = shared(path, _SCHEMA, "tasks")
 
     def close(self) -> None:
         self.db.close()

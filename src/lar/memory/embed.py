@@ -16,12 +16,12 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from lar.db import Database
 from lar.errors import LarError
 from lar.registry import Registry
 
@@ -284,7 +284,7 @@ def text_hash(text: str) -> str:
 class CachedEmbedder:
     """An embedder whose vectors are kept in ``lar.db`` by (model, SHA-256 of the text) (M9)."""
 
-    def __init__(self, inner: Embedder, db: sqlite3.Connection) -> None:
+    def __init__(self, inner: Embedder, db: Database) -> None:
         self.inner = inner
         self.name = inner.name
         self.dim = inner.dim

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from lar.db import connect
+from lar.db import Database, shared
 from lar.errors import LarError
 from lar.memory.embed import CachedEmbedder, Embedder
 from lar.memory.vectors import VectorIndex
@@ -185,7 +185,7 @@ class MemoryStore:
         key: bytes | None = None,
     ) -> None:
         self.path = path
-        self.db = connect(path, _SCHEMA)
+        self.db: Database = shared(path, _SCHEMA, "memory")
         self.key = key if key is not None else load_key(path.with_name("memory.key"))
         self._migrate()
         self.retention = {**RETENTION_DAYS, **(retention or {})}
@@ -207,14 +207,9 @@ class MemoryStore:
             except sqlite3.OperationalError:
                 pass  # another process added it meanwhile
         if self.db.execute("SELECT 1 FROM memories WHERE seal IS NULL LIMIT 1").fetchone():
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
+            with self.db.transaction():
                 for (mid,) in self.db.execute("SELECT id FROM memories WHERE seal IS NULL"):
                     self._seal(mid)
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
 
     def _seal_of(self, row: Sequence[object]) -> str:
         data = json.dumps(list(row), separators=(",", ":"), ensure_ascii=False)
@@ -247,8 +242,7 @@ class MemoryStore:
         for start in range(0, len(rows), 256):
             part = rows[start : start + 256]
             self.embedder.encode([r[1] for r in part])
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
+            with self.db.transaction():
                 for seq, _, sha in part:
                     if not self.db.execute(
                         "SELECT 1 FROM memory_vectors WHERE memory_seq = ? AND model = ?",
@@ -259,10 +253,6 @@ class MemoryStore:
                             "VALUES (?, ?, ?)",
                             (seq, self.embedder.name, sha),
                         )
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
 
     def close(self) -> None:
         if self.vectors is not None:
@@ -311,8 +301,7 @@ class MemoryStore:
         ids: list[str] = []
         now = round(time.time(), 6)
         # One writer at a time: the chain needs the previous hash and the new row atomically.
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
+        with self.db.transaction():
             row = self.db.execute(
                 "SELECT chain_hash FROM memories ORDER BY seq DESC LIMIT 1"
             ).fetchone()
@@ -368,10 +357,6 @@ class MemoryStore:
                         f"cannot supersede {supersedes!r}: unknown or already superseded"
                     )
                 self._seal(supersedes)
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
         return ids
 
     def expire(self, now: float | None = None) -> list[str]:

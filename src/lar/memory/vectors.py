@@ -16,10 +16,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sqlite3
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from lar.db import Database
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,9 +43,7 @@ _SAVE_LAG = 200  # close() rewrites the file when it lags this many rows (~0.2 s
 
 
 class VectorIndex:
-    def __init__(
-        self, db: sqlite3.Connection, model: str, dim: int, path: Path | None = None
-    ) -> None:
+    def __init__(self, db: Database, model: str, dim: int, path: Path | None = None) -> None:
         self.db = db
         self.model = model
         self.dim = dim

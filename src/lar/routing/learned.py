@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lar.db import connect
+from lar.db import shared
 from lar.engines.catalog import ModelInfo
 from lar.routing.base import RouteContext, RouterPolicy, RouterRegistry
 from lar.routing.heuristic import HeuristicRouter
@@ -78,7 +78,7 @@ class PolicyEntry:
 
 class PolicyStore:
     def __init__(self, path: Path) -> None:
-        self.db = connect(path, POLICY_SCHEMA)
+        self.db = shared(path, POLICY_SCHEMA, "routing")
 
     def close(self) -> None:
         self.db.close()
@@ -90,8 +90,7 @@ class PolicyStore:
         return {r[0]: PolicyEntry(*r) for r in rows}
 
     def save(self, entries: Sequence[PolicyEntry]) -> None:
-        with self.db:
-            self.db.execute("BEGIN IMMEDIATE")
+        with self.db.transaction():
             self.db.execute("DELETE FROM router_policy")
             self.db.executemany(
                 "INSERT INTO router_policy VALUES (?, ?, ?, ?, ?)",

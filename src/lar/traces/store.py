@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lar.db import connect
+from lar.db import Database, shared
 from lar.errors import LarError
 from lar.telemetry.records import TelemetryRecord
 
@@ -197,7 +197,7 @@ class _Writer:
                 self.cv.notify_all()
 
     def _run(self) -> None:
-        db = connect(self.path, SCHEMA)
+        db = shared(self.path, SCHEMA, "trace-writer")
         try:
             while True:
                 with self.cv:
@@ -255,7 +255,7 @@ def _built(trace: Trace | Callable[[], Trace]) -> Trace:
     return built
 
 
-def _write(db: sqlite3.Connection, traces: Sequence[Trace]) -> None:
+def _write(db: Database, traces: Sequence[Trace]) -> None:
     """Write finished runs (with their steps) and their telemetry in one transaction."""
     columns = [*_TRACE_COLUMNS, "steps"]
     marks = ", ".join("?" * len(columns))
@@ -264,8 +264,7 @@ def _write(db: sqlite3.Connection, traces: Sequence[Trace]) -> None:
         values = [getattr(trace, c) for c in _TRACE_COLUMNS]
         values[_TRACE_COLUMNS.index("success")] = int(trace.success)
         rows.append([*values, trace.steps_json or steps_json(trace.steps)])
-    with db:
-        db.execute("BEGIN IMMEDIATE")
+    with db.transaction():
         db.executemany(
             f"INSERT OR REPLACE INTO traces ({', '.join(columns)}) VALUES ({marks})", rows
         )
@@ -282,7 +281,7 @@ class TraceStore:
 
     def __init__(self, path: Path, *, background: bool = True) -> None:
         self.path = path
-        self.db = connect(path, SCHEMA)
+        self.db = shared(path, SCHEMA, "traces")
         self.db.row_factory = sqlite3.Row
         self._writer = _Writer(path) if background else None
         if self._writer is not None:
@@ -317,7 +316,7 @@ class TraceStore:
         if score not in (1, -1):
             raise LarError(f"feedback must be +1 or -1 (got {score!r})")
         self.flush()
-        with self.db:
+        with self.db.transaction():
             cur = self.db.execute(
                 "UPDATE traces SET feedback = ?, feedback_comment = ?, feedback_at = ? "
                 "WHERE id = ?",

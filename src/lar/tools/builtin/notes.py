@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from pathlib import Path
 from typing import Literal
 
-from lar.db import connect
+from lar.db import Database, shared
 from lar.tools.base import ToolContext, tool
 
 __all__ = ["notes", "todo"]
@@ -23,13 +22,13 @@ CREATE TABLE IF NOT EXISTS notes (
 """
 
 
-def _db(ctx: ToolContext) -> sqlite3.Connection:
+def _db(ctx: ToolContext) -> Database:
     if ctx.home is None:
         raise RuntimeError("notes need a Lar home directory; none is configured for this run")
-    return connect(Path(ctx.home) / "lar.db", _SCHEMA)
+    return shared(Path(ctx.home) / "lar.db", _SCHEMA, "notes")
 
 
-def _listing(db: sqlite3.Connection, kind: str) -> str:
+def _listing(db: Database, kind: str) -> str:
     rows = db.execute(
         "SELECT id, text, done FROM notes WHERE kind = ? ORDER BY id", (kind,)
     ).fetchall()
