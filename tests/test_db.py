@@ -1,4 +1,4 @@
-"""One connection per purpose per file in a process (issue 16, Build: one safe way to open lar.db)."""
+"""One connection per purpose per file in a process (issue 16: one safe way to open lar.db)."""
 
 from __future__ import annotations
 
