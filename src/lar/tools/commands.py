@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Command", "PyCall", "shell_commands", "python_calls"]
+__all__ = ["Command", "PyCall", "shell_commands", "python_calls", "after"]
 
 MAX_DEPTH = 4
 """Nested scripts (``sh -c "eval '…'"``) followed at most this deep."""
@@ -133,45 +133,63 @@ def _command(node: Any, found: list[Command], names: dict[str, str], depth: int)
             word, dynamic = _expand(part, names)
             words.append(word)
             computed.append(dynamic)
-            for sub in _children(part):  # $(…) and <(…) run commands of their own
-                if getattr(sub, "kind", "") in ("commandsubstitution", "processsubstitution"):
-                    _walk(sub.command, found, names, depth + 1)
+            _substitutions(part, found, names, depth)  # $(…) and <(…) run commands of their own
         elif kind == "redirect":
             target: Any = getattr(part, "output", None)
             if getattr(part, "type", "") in (">", ">>", ">|", "&>") and hasattr(target, "word"):
                 writes.append(str(target.word))
             if target is not None and hasattr(target, "kind"):
-                for sub in _children(target):
-                    if getattr(sub, "kind", "") in ("commandsubstitution", "processsubstitution"):
-                        _walk(sub.command, found, names, depth + 1)
-    as_root = False
-    while words:
-        head = os.path.basename(words[0])
-        if head not in _WRAPPERS and head != "su":
-            break
-        as_root = as_root or head in _AS_ROOT
-        words, computed = words[1:], computed[1:]
-        if head == "su":  # su -c 'script'
-            if "-c" in words and words.index("-c") + 1 < len(words):
-                found.extend(shell_commands(words[words.index("-c") + 1], depth + 1))
-            words = []
-            break
-        while words and (words[0].startswith("-") or _is_assignment(words[0])):
-            words, computed = words[1:], computed[1:]
-        if head == "timeout" and words and words[0][:1].isdigit():
-            words, computed = words[1:], computed[1:]
+                _substitutions(target, found, names, depth)
+    words, computed, as_root = _unwrap(words, computed, found, depth)
     if not words:
         if writes:
             found.append(Command("", [], as_root, False, writes))
         return
     cmd = Command(os.path.basename(words[0]), words[1:], as_root, computed[0], writes)
     found.append(cmd)
-    if cmd.name in SHELLS and "-c" in cmd.args:
-        at = cmd.args.index("-c")
-        if at + 1 < len(cmd.args):
-            found.extend(shell_commands(cmd.args[at + 1], depth + 1))
+    if cmd.name in SHELLS:
+        script = after(cmd.args, "-c")
+        if script is not None:
+            found.extend(shell_commands(script, depth + 1))
     elif cmd.name == "eval":
         found.extend(shell_commands(" ".join(cmd.args), depth + 1))
+
+
+def _substitutions(node: Any, found: list[Command], names: dict[str, str], depth: int) -> None:
+    for sub in _children(node):
+        if getattr(sub, "kind", "") in ("commandsubstitution", "processsubstitution"):
+            _walk(sub.command, found, names, depth + 1)
+
+
+def after(args: list[str], flag: str) -> str | None:
+    """The argument after ``flag`` (``sh -c SCRIPT``), if any."""
+    if flag in args and args.index(flag) + 1 < len(args):
+        return args[args.index(flag) + 1]
+    return None
+
+
+def _unwrap(
+    words: list[str], computed: list[bool], found: list[Command], depth: int
+) -> tuple[list[str], list[bool], bool]:
+    """Look through wrappers (``sudo env X=1 nohup rm`` is ``rm``, run as root); ``su -c
+    SCRIPT`` is parsed as a script of its own."""
+    as_root = False
+    while words:
+        head = os.path.basename(words[0])
+        if head == "su":
+            script = after(words, "-c")
+            if script is not None:
+                found.extend(shell_commands(script, depth + 1))
+            return [], [], True
+        if head not in _WRAPPERS:
+            break
+        as_root = as_root or head in _AS_ROOT
+        words, computed = words[1:], computed[1:]
+        while words and (words[0].startswith("-") or _is_assignment(words[0])):
+            words, computed = words[1:], computed[1:]
+        if head == "timeout" and words and words[0][:1].isdigit():
+            words, computed = words[1:], computed[1:]
+    return words, computed, as_root
 
 
 def _expand(part: Any, names: dict[str, str]) -> tuple[str, bool]:

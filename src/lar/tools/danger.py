@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from lar.tools.commands import Command, python_calls, shell_commands
+from lar.tools.commands import Command, after, python_calls, shell_commands
 
 __all__ = ["Verdict", "assess", "Level", "runs_code_later"]
 
@@ -185,47 +185,64 @@ def _parsed(text: str, language: str | None) -> tuple[list[str], list[str]]:
     return refuse, confirm
 
 
+_SIMPLE: dict[str, tuple[Level, str]] = {
+    "shred": ("confirm", "shreds files"),
+    "truncate": ("confirm", "truncates files"),
+    "mkswap": ("refuse", "formats a file system"),
+    "wipefs": ("refuse", "formats a file system"),
+    "kill": ("confirm", "kills processes"),
+    "pkill": ("confirm", "kills processes"),
+    "killall": ("confirm", "kills processes"),
+    "shutdown": ("confirm", "shuts down or reboots"),
+    "reboot": ("confirm", "shuts down or reboots"),
+    "halt": ("confirm", "shuts down or reboots"),
+    "poweroff": ("confirm", "shuts down or reboots"),
+}
+"""Commands dangerous whatever their arguments."""
+
+
 def _judge(cmd: Command, refuse: list[str], confirm: list[str]) -> None:
     name, args = cmd.name, cmd.args
-    short = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
-    targets = [a for a in args if not a.startswith("-")]
     if cmd.as_root:
         confirm.append("runs as root")
     if cmd.computed:
         confirm.append(f"runs a command whose name is computed at run time ({name})")
-    recursive = "r" in short or "R" in short or "--recursive" in args
-    if name == "rm":
-        if recursive and any(_home_or_root(t) for t in targets):
-            refuse.append("removes the root or home directory")
-        elif recursive or "f" in short or "--force" in args:
-            confirm.append("recursive delete")
+    level, why = _SIMPLE.get("mkswap" if name.startswith("mkfs") else name, ("ok", ""))
+    if level != "ok":
+        (refuse if level == "refuse" else confirm).append(why)
+    elif name == "rm":
+        _judge_rm(args, refuse, confirm)
     elif name == "find":
-        runs = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-exec", "-execdir", "-ok")]
-        if "-delete" in args or any(os.path.basename(r) in _DELETERS for r in runs):
-            if targets and _home_or_root(targets[0]):
-                refuse.append("removes the root or home directory")
-            else:
-                confirm.append("deletes files (find)")
-    elif name == "shred":
-        confirm.append("shreds files")
-    elif name == "truncate":
-        confirm.append("truncates files")
+        _judge_find(args, refuse, confirm)
     elif name == "dd" and any(a.startswith("of=") for a in args):
         confirm.append("overwrites a file (dd of=)")
-    elif name.startswith("mkfs") or name in ("mkswap", "wipefs"):
-        refuse.append("formats a file system")
-    elif name in ("kill", "pkill", "killall"):
-        confirm.append("kills processes")
-    elif name in ("shutdown", "reboot", "halt", "poweroff"):
-        confirm.append("shuts down or reboots")
-    elif name in ("python", "python3") and "-c" in args:
-        at = args.index("-c")
-        if at + 1 < len(args):
-            _judge_python(args[at + 1], refuse, confirm)
-    for flag in args:
-        if flag.startswith("--") and any(w in flag for w in _DELETE_FLAGS):
-            confirm.append(f"deletes files ({name} {flag.split('=')[0]})")
-            break
+    elif name in ("python", "python3"):
+        code = after(args, "-c")
+        if code is not None:
+            _judge_python(code, refuse, confirm)
+    flag = next((a for a in args if a.startswith("--") and any(w in a for w in _DELETE_FLAGS)), "")
+    if flag:
+        confirm.append(f"deletes files ({name} {flag.split('=')[0]})")
+
+
+def _judge_rm(args: list[str], refuse: list[str], confirm: list[str]) -> None:
+    short = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
+    recursive = "r" in short or "R" in short or "--recursive" in args
+    if recursive and any(_home_or_root(a) for a in args if not a.startswith("-")):
+        refuse.append("removes the root or home directory")
+    elif recursive or "f" in short or "--force" in args:
+        confirm.append("recursive delete")
+
+
+def _judge_find(args: list[str], refuse: list[str], confirm: list[str]) -> None:
+    runs = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-exec", "-execdir", "-ok")]
+    if "-delete" not in args and not any(os.path.basename(r) in _DELETERS for r in runs):
+        return
+    roots = [a for a in args if not a.startswith("-")][:1]
+    if roots and _home_or_root(roots[0]):
+        refuse.append("removes the root or home directory")
+    else:
+        confirm.append("deletes files (find)")
 
 
 def _home_or_root(target: str) -> bool:

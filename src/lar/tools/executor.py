@@ -97,6 +97,45 @@ class ToolExecutor:
         return ToolResult(call.id, call.name, content, ok=False, error=err)
 
     async def run(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        admitted = self._admit(call, ctx)
+        if isinstance(admitted, ToolResult):
+            return admitted
+        tool, kwargs, permission = admitted
+        stage = permission == "confirm" and tool.stages and self._previews
+        stage = stage and tool.context_param is not None
+        if permission == "confirm" and not stage and not self._approve(call, tool):
+            return self._declined(call, tool, permission)
+        if tool.context_param:
+            extra: dict[str, Any] = {"call_id": call.id, "stage": stage}
+            if permission == "auth":
+                extra["credential"] = self._credentials[tool.name]
+            kwargs[tool.context_param] = dataclasses.replace(ctx, **extra)
+        outcome = await self._call(call, tool, kwargs)
+        if isinstance(outcome, CannotStage):  # nothing ran: ask first, as without a preview
+            if not self._approve(call, tool):
+                return self._declined(call, tool, permission)
+            kwargs[str(tool.context_param)] = dataclasses.replace(
+                kwargs[str(tool.context_param)], stage=False
+            )
+            outcome = await self._call(call, tool, kwargs)
+        if isinstance(outcome, ToolResult):
+            return outcome
+        value = outcome
+        if isinstance(value, Staged):
+            applied = await self._apply(call, tool, value)
+            if isinstance(applied, ToolResult):
+                return applied
+            value = applied
+        self.breaker.record(tool.name, ok=True)
+        shown = tool.clip(value) if tool.clip else value
+        content = clip_text(_to_text(shown), self.clip_chars)
+        return ToolResult(call.id, call.name, content, ok=True, value=value)
+
+    def _admit(
+        self, call: ToolCall, ctx: ToolContext
+    ) -> tuple[Tool, dict[str, Any], Permission] | ToolResult:
+        """lookup → allowlist → breaker → validate → danger → credential: the tool, its
+        arguments and the permission that applies, or the refusal the model reads."""
         tool = self.tools.get(call.name)
         if tool is None or not self.allowed(call.name):
             names = ", ".join(t.name for t in self.visible()) or "none"
@@ -137,35 +176,7 @@ class ToolExecutor:
                 f"no credential is configured for it (tools.credentials.{tool.name} in "
                 "config.yaml); answer without it",
             )
-        stage = permission == "confirm" and tool.stages and self._previews
-        stage = stage and tool.context_param is not None
-        if permission == "confirm" and not stage and not self._approve(call, tool):
-            return self._declined(call, tool, permission)
-        if tool.context_param:
-            extra: dict[str, Any] = {"call_id": call.id, "stage": stage}
-            if permission == "auth":
-                extra["credential"] = self._credentials[tool.name]
-            kwargs[tool.context_param] = dataclasses.replace(ctx, **extra)
-        outcome = await self._call(call, tool, kwargs)
-        if isinstance(outcome, CannotStage):  # nothing ran: ask first, as without a preview
-            if not self._approve(call, tool):
-                return self._declined(call, tool, permission)
-            kwargs[str(tool.context_param)] = dataclasses.replace(
-                kwargs[str(tool.context_param)], stage=False
-            )
-            outcome = await self._call(call, tool, kwargs)
-        if isinstance(outcome, ToolResult):
-            return outcome
-        value = outcome
-        if isinstance(value, Staged):
-            applied = await self._apply(call, tool, value)
-            if isinstance(applied, ToolResult):
-                return applied
-            value = applied
-        self.breaker.record(tool.name, ok=True)
-        shown = tool.clip(value) if tool.clip else value
-        content = clip_text(_to_text(shown), self.clip_chars)
-        return ToolResult(call.id, call.name, content, ok=True, value=value)
+        return tool, kwargs, permission
 
     def _declined(self, call: ToolCall, tool: Tool, permission: Permission) -> ToolResult:
         return self._fail(
