@@ -188,8 +188,6 @@ class LarConfig(_Strict):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     router: RouterSettings = Field(default_factory=RouterSettings)
     home: Path = Field(default_factory=lambda: lar_home(), exclude=True)
-    crash_after: int | None = Field(None, exclude=True)
-    """Tests only (``LAR_TEST_CRASH_AFTER``): SIGKILL the process after that many task steps."""
 
     @model_validator(mode="after")
     def _known_models(self) -> LarConfig:
@@ -357,8 +355,7 @@ def load_config(
     env = os.environ if env is None else env
     home = home or lar_home(env)
     path = path or home / "config.yaml"
-    crash = env.get("LAR_TEST_CRASH_AFTER")
-    extra: dict[str, Any] = {"home": home, "crash_after": int(crash) if crash else None}
+    extra: dict[str, Any] = {"home": home}
     if not path.exists():
         return LarConfig(**extra)
     where = str(path)

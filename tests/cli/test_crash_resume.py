@@ -42,10 +42,15 @@ def script(body: dict[str, Any]) -> dict[str, Any]:
 
 def lar(home: Path, ws: Path, *args: str, crash_after: int | None = None):  # type: ignore[no-untyped-def]
     env = {"LAR_HOME": str(home), "PATH": "/usr/bin:/bin"}
+    command = [sys.executable, "-m", "lar"]
     if crash_after is not None:
-        env["LAR_TEST_CRASH_AFTER"] = str(crash_after)
+        command = [
+            sys.executable,
+            str(Path(__file__).with_name("_crash_after.py")),
+            str(crash_after),
+        ]
     return subprocess.run(
-        [sys.executable, "-m", "lar", *args],
+        [*command, *args],
         capture_output=True,
         text=True,
         env=env,

@@ -471,7 +471,7 @@ class Agent:
 
     def _recorder(self, task_id: str) -> TaskRecorder:
         assert self.tasks is not None
-        return TaskRecorder(self.tasks, task_id, crash_after=self.config.crash_after)
+        return TaskRecorder(self.tasks, task_id)
 
     async def _drive(
         self,

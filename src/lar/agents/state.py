@@ -11,7 +11,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -267,31 +266,20 @@ class TaskStore:
 
 
 class TaskRecorder:
-    """What the loop calls after each step. ``crash_after`` (tests only) SIGKILLs the process
-    right after the N-th recorded step, to prove that resume works from every point."""
+    """What the loop calls after each step: checkpoints and tool-call records of one task."""
 
-    def __init__(self, store: TaskStore, task_id: str, *, crash_after: int | None = None) -> None:
+    def __init__(self, store: TaskStore, task_id: str) -> None:
         self.store = store
         self.task_id = task_id
-        self.crash_after = crash_after
-        self.steps = 0
-
-    def _step(self) -> None:
-        self.steps += 1
-        if self.crash_after is not None and self.steps == self.crash_after:
-            os.kill(os.getpid(), signal.SIGKILL)
 
     def checkpoint(self, history: list[Message], state: dict[str, Any]) -> None:
         self.store.checkpoint(self.task_id, history, state)
-        self._step()
 
     def call_started(self, call: ToolCall) -> None:
         self.store.call_started(self.task_id, call)
-        self._step()
 
     def call_done(self, result: ToolResult) -> None:
         self.store.call_done(self.task_id, result)
-        self._step()
 
     def completed(self, call_id: str) -> ToolResult | None:
         return self.store.call_result(self.task_id, call_id)
@@ -304,5 +292,3 @@ class TaskRecorder:
         self, status: Status, *, result: str | None = None, error: str | None = None
     ) -> None:
         self.store.set_status(self.task_id, status, result=result, error=error)
-        if status not in _FINAL:
-            self._step()
