@@ -81,6 +81,9 @@ class ToolResult:
     ok: bool = True
     value: Any = None
     error: ToolError | None = None
+    ran: bool = True
+    """Whether the tool itself was invoked (False: refused, denied or invalid before it ran, or
+    its staged changes were not applied)."""
 
 
 @dataclass(slots=True)
@@ -265,9 +268,22 @@ class Final:
 
 @dataclass(slots=True)
 class ErrorEvent:
+    """A run that failed, with the failure's type and fields (they survive JSON)."""
+
     type: ClassVar[str] = "error"
     code: str
     message: str
+    kind: str = ""
+    """The exception's class name (``EngineError``)."""
+    status: int | None = None
+    """An HTTP status, when an engine answered with one."""
+    retryable: bool = False
+    engine: str | None = None
+    tool: str | None = None
+    cause: BaseException | None = field(
+        default=None, repr=False, compare=False, metadata={"json": False}
+    )
+    """The exception itself, in this process only (``Agent.run`` raises ``from`` it)."""
 
 
 Event = Union[  # noqa: UP007 - a runtime alias; typing.get_args needs the Union form
@@ -299,7 +315,8 @@ def to_dict(obj: Any) -> Any:
         if isinstance(tag, str):
             out["type"] = tag
         for f in dataclasses.fields(obj):
-            out[f.name] = to_dict(getattr(obj, f.name))
+            if f.metadata.get("json", True):
+                out[f.name] = to_dict(getattr(obj, f.name))
         return out
     if isinstance(obj, list | tuple):
         return [to_dict(v) for v in obj]

@@ -71,6 +71,8 @@ class RunResult:
     turns: int
     events: list[Event] = field(default_factory=list)
     error: str | None = None
+    failure: ErrorEvent | None = None
+    """The failure with its type and fields (status, retryable, engine, tool), if any."""
     run_id: str = ""
     """The task and trace id (``lar trace show ID``, ``agent.feedback(ID, +1)``)."""
 
@@ -85,6 +87,23 @@ class PromptPreview:
     reserve: int
     exact: bool  # counted by the model's tokenizer (else estimated)
     events: list[ContextCompressed]
+
+
+def _failure_error(failure: ErrorEvent | None, engine: str) -> LarError:
+    """The typed exception for a failed run, chained from its cause where this process has it."""
+    if failure is None:
+        return EngineError(engine, "the run failed")
+    if failure.kind == "EngineError" or failure.code == "engine_error":
+        error: LarError = EngineError(
+            failure.engine or engine,
+            failure.message.removeprefix(f"{failure.engine}: "),
+            status=failure.status,
+            retryable=failure.retryable,
+        )
+    else:
+        error = LarError(failure.message)
+    error.__cause__ = failure.cause
+    return error
 
 
 def resolve_track(engine: Engine, requested: str | None) -> Track:
@@ -523,6 +542,7 @@ class Agent:
         executed: list[ExecutedCall] = []
         final: Final | None = None
         error: str | None = None
+        failure: ErrorEvent | None = None
         run_id = ""
         async for event in self.astream(text, history=history, stream_text=False, urgency=urgency):
             events.append(event)
@@ -533,8 +553,7 @@ class Agent:
             elif isinstance(event, ToolCallFinished):
                 r = event.result
                 call = calls.get(r.call_id)
-                ran = r.ok or (r.error is not None and r.error.code in ("tool_error", "timeout"))
-                if call is not None and ran:
+                if call is not None and r.ran:
                     executed.append(
                         ExecutedCall(
                             call.name,
@@ -545,12 +564,12 @@ class Agent:
                         )
                     )
             elif isinstance(event, ErrorEvent):
-                error = event.message
+                error, failure = event.message, event
             elif isinstance(event, Final):
                 final = event
         assert final is not None
         if final.stop_reason == "error":
-            raise EngineError(self.engine.name, error or "the run failed")
+            raise _failure_error(failure, self.engine.name)
         return RunResult(
             text=final.text,
             tool_calls=executed,
@@ -560,6 +579,7 @@ class Agent:
             turns=final.turns,
             events=events,
             error=error,
+            failure=failure,
             run_id=run_id,
         )
 

@@ -405,7 +405,15 @@ async def run_loop(
                 settings.meter.stop(metering)  # ends a polling thread, if any
             if recorder is not None:
                 recorder.status("failed", error=str(exc))
-            yield ErrorEvent(code="engine_error", message=str(exc))
+            yield ErrorEvent(
+                code="engine_error",
+                message=str(exc),
+                kind=type(exc).__name__,
+                status=exc.status,
+                retryable=exc.retryable,
+                engine=exc.engine,
+                cause=exc,
+            )
             yield Final("", "error", usage, _ms(started), turn)
             return
         assert response is not None

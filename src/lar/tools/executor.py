@@ -91,10 +91,12 @@ class ToolExecutor:
         ]
 
     @staticmethod
-    def _fail(call: ToolCall, code: str, error: str, detail: str) -> ToolResult:
+    def _fail(
+        call: ToolCall, code: str, error: str, detail: str, *, ran: bool = False
+    ) -> ToolResult:
         err = ToolError(error=error, detail=detail, code=code)
         content = json.dumps({"error": error, "detail": detail, "code": code}, ensure_ascii=False)
-        return ToolResult(call.id, call.name, content, ok=False, error=err)
+        return ToolResult(call.id, call.name, content, ok=False, error=err, ran=ran)
 
     async def run(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         admitted = self._admit(call, ctx)
@@ -202,12 +204,17 @@ class ToolExecutor:
                 "timeout",
                 "tool timed out",
                 f"{tool.name} did not finish in {tool.timeout_s:g}s",
+                ran=True,
             )
         except Exception as exc:  # a tool's own failure is data for the model, not a crash
             if not isinstance(exc, _CALLERS_FAULT):
                 self.breaker.record(tool.name, ok=False)
             return self._fail(
-                call, "tool_error", f"{tool.name} failed", f"{type(exc).__name__}: {exc}"
+                call,
+                "tool_error",
+                f"{tool.name} failed",
+                f"{type(exc).__name__}: {exc}",
+                ran=not isinstance(exc, PermissionError),
             )
 
     async def _apply(self, call: ToolCall, tool: Tool, staged: Staged) -> Any | ToolResult:
@@ -235,6 +242,7 @@ class ToolExecutor:
                 "tool_error",
                 f"{tool.name}'s changes could not all be applied",
                 f"{type(exc).__name__}: {exc}; `lar undo` puts the workspace back as it was",
+                ran=True,
             )
 
     def _approve(self, call: ToolCall, tool: Tool) -> bool:
