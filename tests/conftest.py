@@ -59,6 +59,6 @@ def _off_topic_check(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyP
     tests marked ``off_topic`` (its own tests, and the e2e tests on the real model)."""
     if request.node.get_closest_marker("off_topic") or "e2e" in request.node.nodeid.split("/"):
         return
-    from lar.agents.agent import Agent
+    from lar.agents.runner import Runner
 
-    monkeypatch.setattr(Agent, "_relevance", lambda self: None)
+    monkeypatch.setattr(Runner, "relevance", lambda self: None)

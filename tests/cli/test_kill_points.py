@@ -8,6 +8,7 @@ between a step's effect and its record, and in the checkpoints between steps.
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
@@ -24,7 +25,9 @@ from lar.tools.sandbox import isolation_level
 
 STEPS = 5
 POINTS = 21
-MARK = "sleep 0.4371"  # unique, so the check for survivors sees only this test's processes
+# Unique to this test process, so the check for survivors sees only its own sandbox processes
+# (not those of another test run on the same machine).
+MARK = f"sleep 0.{os.getpid() % 9000 + 1000}1"
 
 if isolation_level() != "bubblewrap":
     pytest.skip("bubblewrap is not installed (CI installs it)", allow_module_level=True)

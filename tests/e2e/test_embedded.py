@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from lar.tools.sandbox import isolation_level
+
 
 def _readme_block(heading: str) -> str:
     readme = (Path(__file__).parents[2] / "README.md").read_text()
@@ -63,7 +65,11 @@ def test_chat_streams_and_asks_before_running_code(lar_home: Path, tmp_path: Pat
     try:
         child.expect("you> ")
         child.sendline("What is 1234 * 5678? Use code_run.")
-        child.expect(r"Allow\? \[y/N\]")
+        if isolation_level() == "bubblewrap":  # it ran on a copy first; the yes applies it
+            child.expect("ran on a copy of the workspace")
+            child.expect(r"Apply\? \[y/N\]")
+        else:
+            child.expect(r"Allow\? \[y/N\]")
         child.sendline("y")
         child.expect("7006652")
         child.expect("you> ")

@@ -163,7 +163,8 @@ def test_agent_on_an_openai_endpoint_native_track() -> None:
     ) as srv:
         with Agent(tools=[add], base_url=srv.url, model="mock") as agent:
             result = agent.run("What is 1234 + 4321?")
-    assert agent.track == "native"
+            track = agent.session().track
+    assert track == "native"
     assert result.text == "5555" and [c.result for c in result.tool_calls] == [5555]
     assert srv.requests[0]["tools"][0]["function"]["name"] == "add"
     tool_msg = srv.requests[1]["messages"][-1]

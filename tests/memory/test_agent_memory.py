@@ -183,7 +183,7 @@ def test_the_off_topic_check_uses_memory_and_its_embedder(
     # the made-up address is not sent to; the one memory holds is (recalled into the prompt)
     assert sent == ["rui.m@example.org"] and result.text == "Sent."
     assert any(getattr(e, "code", "") == "ungrounded_call" for e in result.events)
-    ((_, _, settings),) = second._models.values()
+    settings = second.settings
     assert settings.relevance is not None and second.memory is not None
     assert settings.relevance.embedder is second.memory.store.embedder  # no second model load
     second.close()

@@ -116,9 +116,8 @@ class ChatSession:
                     return True
                 self.agent.close()
                 self.agent, self.model = agent, arg.strip()
-            self.out.print(
-                f"[dim]model: {escape(self.agent.engine.name)} ({self.agent.track} track)[/dim]"
-            )
+            now = self.agent.session()
+            self.out.print(f"[dim]model: {escape(now.engine.name)} ({now.track} track)[/dim]")
         elif cmd == "/btw":
             if not arg.strip():
                 self.out.print("usage: /btw QUESTION")
@@ -134,7 +133,7 @@ class ChatSession:
         return True
 
     def resume(self, task_id: str | None) -> None:
-        store = self.agent.tasks
+        store = self.agent.runner.tasks
         if store is None:
             self.out.print("no task store: resuming is not available")
             return

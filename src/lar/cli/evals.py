@@ -18,32 +18,31 @@ __all__ = ["eval_command"]
 
 
 class _Runner:
-    """One agent per track, reused across cases: only its tools change."""
+    """One runner per track, reused across cases: each case gets a session of its own tools."""
 
     def __init__(self, config: Any, engine: Any, track: str, max_turns: int) -> None:
         from lar.agents.agent import Agent
+        from lar.agents.runner import Runner
 
-        self.agent = Agent(
-            engine=engine,
-            config=config,
-            track=track,  # type: ignore[arg-type]
-            traces=False,
-            memory=False,
-            max_turns=max_turns,
-            approver=lambda call, tool: True,
-        )
+        self.runner = Runner(config=config, engine=engine, traces=False, memory=False)
+        self.agent = Agent(track=track, max_turns=max_turns)  # type: ignore[arg-type]
+        self.session: Any = None
 
     def __call__(self, tools: list[Any]) -> Any:
-        from lar.tools.executor import ToolExecutor
-
-        self.agent.executor.close()
-        self.agent.tools = tools
-        self.agent.executor = ToolExecutor(tools)
-        self.agent.state.clear()
+        if self.session is not None:
+            self.session.close()
+        self.session = self.runner.session(
+            self.agent.replace(tools=tools), approver=lambda call, tool: True
+        )
         return self
 
     def run(self, text: str) -> Any:
-        return self.agent.run(text)
+        return self.session.run(text)
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+        self.runner.close()
 
 
 def eval_command(
@@ -187,7 +186,7 @@ def eval_command(
                 if not r.ok:
                     out.print(f"  {r.case.id} ({r.case.category}): {escape(short(r.why, 140))}")
     for runner in runners:
-        runner.agent.close()
+        runner.close()
     if sink is not None:
         sink.close()
         out.print(f"results: {json_out}")

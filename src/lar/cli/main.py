@@ -97,7 +97,7 @@ def _make_agent(
         raise LarError(f"--track must be auto, native or protocol (got {track!r})")
     tools = [*builtin_tools(), *discover_tools(config.tools_dir)]
     with _model_progress(quiet) as progress:
-        return Agent(
+        agent = Agent(
             tools=tools,
             model=model,
             config=config,
@@ -110,6 +110,8 @@ def _make_agent(
             tasks=TaskStore(config.home / "lar.db", redact=Redactor(config.secrets()).text),
             memory=memory,
         )
+        agent.session().engine  # noqa: B018 - build the model now: its errors and progress belong here
+    return agent
 
 
 def make_agent_or_exit(

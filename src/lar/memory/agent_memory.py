@@ -10,6 +10,7 @@ evidence supports it.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import time
@@ -74,6 +75,16 @@ class AgentMemory:
         if self.files is not None:
             self.files.import_edits()
             self.files.export(self.index_lines())
+
+    def for_session(self, session_id: str, mask: Callable[[str], str]) -> AgentMemory:
+        """A view of the same store for one session: its own evidence and id, secrets masked
+        with ``mask`` too. The store opens once; each session keeps its own run's evidence."""
+        view = copy.copy(self)
+        own = self.redact
+        view.session_id = session_id
+        view.evidence, view.outside_evidence, view.read_outside = [], [], False
+        view.redact = lambda text: mask(own(text))
+        return view
 
     def sync_files(self) -> None:
         if self.files is not None:

@@ -1,0 +1,599 @@
+"""One conversation of one agent on a runner (A1, A2): its tool executor, approver, memory view
+and state. Sessions of one runner run at once; each run picks its model, engine and loop settings
+for itself, so nothing a run decides leaks into another session's run."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import secrets
+import time
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lar.agents.context import PER_MESSAGE, MemoryParts, TokenCounter
+from lar.agents.loop import (
+    DEFAULT_SYSTEM_PROMPT,
+    MEMORY_KEY,
+    LoopSettings,
+    Track,
+    fit_request,
+    render_history,
+    run_loop,
+    system_message,
+)
+from lar.agents.state import TaskRecorder
+from lar.engines.base import Engine, exclusive_loop
+from lar.errors import EngineError, LarError, RunInterrupted
+from lar.memory.consolidate import Consolidated, consolidate, due_sessions, log_turn
+from lar.tools.base import ToolContext
+from lar.tools.builtin.interaction import CHECKPOINT_KEY
+from lar.tools.executor import Approver, ToolExecutor
+from lar.types import (
+    ContextCompressed,
+    ErrorEvent,
+    Event,
+    ExecutedCall,
+    Final,
+    MemoryRecalled,
+    Message,
+    Notice,
+    RunStarted,
+    ToolCall,
+    ToolCallFinished,
+    ToolCallStarted,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from lar.agents.agent import Agent
+    from lar.agents.runner import Runner
+    from lar.memory.agent_memory import AgentMemory
+    from lar.routing import Decision
+
+__all__ = ["Session", "RunResult", "PromptPreview", "resolve_track"]
+
+
+@dataclass(slots=True)
+class RunResult:
+    text: str
+    tool_calls: list[ExecutedCall]
+    stop_reason: str
+    usage: Usage
+    latency_ms: float
+    turns: int
+    events: list[Event] = field(default_factory=list)
+    error: str | None = None
+    failure: ErrorEvent | None = None
+    """The failure with its type and fields (status, retryable, engine, tool), if any."""
+    run_id: str = ""
+    """The task and trace id (``lar trace show ID``, ``agent.feedback(ID, +1)``)."""
+
+
+@dataclass(slots=True)
+class PromptPreview:
+    messages: list[Message]
+    tokens: dict[str, int]  # system, history, memory, tools
+    limits: dict[str, int]
+    total: int
+    n_ctx: int
+    reserve: int
+    exact: bool  # counted by the model's tokenizer (else estimated)
+    events: list[ContextCompressed]
+
+
+def resolve_track(engine: Engine, requested: str | None) -> Track:
+    """Explicit choice, else the catalog's word, else protocol for local GGUF, native for APIs."""
+    from lar.engines.catalog import lookup
+
+    if requested in ("native", "protocol"):
+        return requested  # type: ignore[return-value]
+    info = lookup(engine.name) or lookup(engine.model)
+    if info is not None:
+        return "native" if info.native_tools else "protocol"
+    return "protocol" if engine.kind in ("llamacpp", "scripted") else "native"
+
+
+Model = tuple[Engine, Track, LoopSettings]
+
+
+class Session:
+    """Made by ``Runner.session(agent, …)``; ``Agent.run`` uses one of its own."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        runner: Runner,
+        *,
+        session_id: str | None = None,
+        workspace: str | Path | None = None,
+        approver: Approver | None = None,
+        ask_user: Callable[[str], str | None] | None = None,
+    ) -> None:
+        self.agent = agent
+        self.runner = runner
+        config = runner.config
+        self.session_id = session_id or "s_" + secrets.token_hex(6)
+        ws = workspace or config.agent.workspace
+        self.workspace = Path(ws).expanduser().resolve() if ws else Path.cwd()
+        self.ask_user = ask_user
+        allow = list(agent.allowlist) if agent.allowlist is not None else config.tools.allowlist
+        self.executor = ToolExecutor(
+            agent.tools,
+            allowlist=allow,
+            approver=approver,
+            permissions=config.tools.permissions,
+            credentials={
+                name: secret.get_secret_value() for name, secret in config.tools.credentials.items()
+            },
+        )
+        self._executor_closer = weakref.finalize(self, self.executor.close)
+        self.state: dict[str, Any] = {}
+        """What the conversation carries from run to run (the interaction tool's checkpoint
+        note, the prompt's memory part)."""
+        self.memory: AgentMemory | None = None
+        if runner.memory is not None:
+            self.memory = runner.memory.for_session(self.session_id, runner.redactor.text)
+        self.last_decision: Decision | None = None
+        self._models: dict[str, Model] = {}
+        self._current: Model | None = None
+        self._step: asyncio.Task[Event] | None = None  # the step of the blocking iterator
+        self._interrupted = False
+        self._run_id = ""
+
+    # --- the model of a run ------------------------------------------------------------------
+
+    def _model(self, name: str) -> Model:
+        """Engine, track and loop settings of ``name`` for this session's agent."""
+        if name not in self._models:
+            engine = self.runner.engine(name, named=self.agent.model is not None)
+            cfg = self.runner.model_config(name)
+            self._models[name] = (engine, *self._settings(engine, cfg))
+        return self._models[name]
+
+    def _settings(self, engine: Engine, cfg: Any) -> tuple[Track, LoopSettings]:
+        agent, config = self.agent, self.runner.config
+        cfg_track = cfg.track if cfg else None
+        wanted = agent.track if agent.track not in (None, "auto") else cfg_track
+        track = resolve_track(engine, wanted)
+        params = dict(agent.params)
+        reserve = params.get("max_tokens") or (cfg.max_tokens if cfg else 512)
+        settings = LoopSettings(
+            track=track,
+            max_turns=agent.max_turns or config.agent.max_turns,
+            system_prompt=agent.system_prompt
+            or config.agent.system_prompt
+            or DEFAULT_SYSTEM_PROMPT,
+            params=params,
+            n_ctx=agent.n_ctx or engine.context_size,
+            reserve=reserve,
+            counter=self.runner.counter(engine),
+            meter=self.runner.meter,
+            relevance=self.runner.relevance() if track == "protocol" else None,
+        )
+        return track, settings
+
+    def _first(self) -> Model:
+        if self._current is None:
+            runner = self.runner
+            name = runner.fixed.name if runner.fixed else self.agent.model or runner.config.model
+            self._current = self._model(name)
+        return self._current
+
+    @property
+    def engine(self) -> Engine:
+        """The engine of the latest run (before any: the one the first would most likely use)."""
+        return self._first()[0]
+
+    @property
+    def track(self) -> Track:
+        return self._first()[1]
+
+    @property
+    def settings(self) -> LoopSettings:
+        return self._first()[2]
+
+    def route(self, text: str, *, urgency: float = 0.0) -> Decision:
+        """Which model answers ``text``, and why (L2, L3); nothing is called."""
+        return self.runner.route(self.agent, text, urgency=urgency)
+
+    def feedback(self, trace_id: str, score: int, comment: str | None = None) -> None:
+        self.runner.feedback(trace_id, score, comment)
+
+    # --- async API ---------------------------------------------------------------------------
+
+    async def astream(
+        self,
+        text: str,
+        *,
+        history: list[Message] | None = None,
+        stream_text: bool = True,
+        urgency: float = 0.0,
+    ) -> AsyncIterator[Event]:
+        """Events for one user message. ``history`` (if given) is extended in place.
+
+        The router picks the model first (``urgency`` above 0.8 asks for the smallest). With a
+        task store every step is checkpointed; the run id is the task id and the trace id.
+        """
+        runner = self.runner
+        decision = self.route(text, urgency=urgency)
+        self.last_decision = decision
+        model = self._current = self._model(decision.model)
+        engine = model[0]
+        messages = history if history is not None else []
+        messages.append(Message("user", text))
+        run_id = "t_" + secrets.token_hex(6)
+        trace = None
+        if runner.traces is not None:
+            from lar.traces import TraceRecorder
+
+            trace = TraceRecorder(
+                runner.traces,
+                run_id,
+                runner.redactor.text(text),
+                session=self.session_id,
+                info=runner.info,
+                max_latency_s=runner.config.router.max_latency_s,
+                max_cost_usd=runner.config.router.max_cost_usd,
+                # events come masked by the agent; a memory may know secrets the agent does not
+                redact=self.memory.redact if self.memory is not None else None,
+            )
+        recorder = lock = None
+        if runner.tasks is not None:
+            runner.tasks.create(run_id, text, engine.name)
+            lock = runner.tasks.lock(run_id)
+            recorder = TaskRecorder(runner.tasks, run_id)
+        prelude: list[Event] = [decision]
+        if self.memory is not None:
+            prelude += await self._consolidate_if_due()
+            prelude += self._memory_begin(text)
+            log_turn(self.memory, "user", text)
+        try:
+            async for event in self._drive(model, messages, run_id, recorder, stream_text, prelude):
+                if trace is not None:
+                    trace.observe(event)
+                yield event
+        finally:
+            if lock is not None:
+                lock.release()
+            if trace is not None and not trace.done:
+                trace.finish()  # interrupted: still a trace, outcome "interrupted"
+        if self.memory is not None:
+            answer = _final_text(messages)
+            log_turn(self.memory, "assistant", answer)
+            self.memory.save_working(text, answer, self.state.get(CHECKPOINT_KEY, ""))
+            self.memory.sync_files()
+
+    async def _summarize(self, prompt: str) -> str:
+        response = await self.engine.generate(
+            [Message("user", prompt)], None, max_tokens=256, temperature=0.0
+        )
+        return response.content
+
+    async def _consolidate_if_due(self) -> list[Event]:
+        """This session, once idle 5 minutes or at 20 open turns (M5)."""
+        assert self.memory is not None
+        if self.memory.session_id not in due_sessions(self.memory):
+            return []
+        done = await consolidate(
+            self.memory, self.memory.session_id, self._summarize, self.memory.files
+        )
+        if done is None:
+            return []
+        return [
+            Notice(
+                "consolidated",
+                f"memory: consolidated {done.turns} turns ({len(done.facts)} facts)",
+            )
+        ]
+
+    async def aconsolidate(self, *, force: bool = False) -> list[Consolidated]:
+        """Consolidate every session that is due (all open ones with ``force``)."""
+        if self.memory is None:
+            return []
+        done = []
+        for sid in due_sessions(self.memory, force=force):
+            result = await consolidate(self.memory, sid, self._summarize, self.memory.files)
+            if result is not None:
+                done.append(result)
+        self.memory.sync_files()
+        return done
+
+    def consolidate(self, *, force: bool = False) -> list[Consolidated]:
+        """Blocking ``aconsolidate``."""
+        return self.runner.event_loop().run_until_complete(self.aconsolidate(force=force))
+
+    def _memory_begin(self, text: str, *, write: bool = True) -> list[Event]:
+        """Recall for the message, store its statements, and set the prompt's memory part."""
+        assert self.memory is not None
+        t0 = time.perf_counter()
+        recalled = self.memory.begin(text, log_it=write)
+        took = (time.perf_counter() - t0) * 1000
+        events: list[Event] = [MemoryRecalled(text, [r.as_log() for r in recalled], took)]
+        if write:
+            events += self.memory.observe_user(text)
+        self.state[MEMORY_KEY] = MemoryParts(
+            self.memory.index_lines(),
+            [(self.memory.line(r), r.score) for r in recalled],
+            self.memory.working(),
+        ).to_state()
+        return events
+
+    async def apreview(
+        self, text: str, *, history: list[Message] | None = None, estimate: bool = False
+    ) -> PromptPreview:
+        """The prompt the model would get for ``text`` now, its parts' tokens and limits.
+
+        Nothing is stored: no memory is written and the recall is not logged. ``estimate``
+        counts 3.5 characters a token instead of asking the model's tokenizer.
+        """
+        messages = [*(history or []), Message("user", text)]
+        if self.memory is not None:
+            self._memory_begin(text, write=False)
+        ctx = ToolContext(workspace=self.workspace, home=self.runner.config.home, state=self.state)
+        settings = self.settings
+        n_ctx = settings.n_ctx or 4096
+        counter = TokenCounter(None) if estimate else settings.counter or TokenCounter(self.engine)
+        tools = self.executor.visible()
+        fitted = await fit_request(
+            dataclasses.replace(settings, n_ctx=n_ctx), counter, ctx, messages, tools, False, {}
+        )
+        system = system_message(
+            settings,
+            fitted.tools,
+            ctx,
+            answer_mode=False,
+            memory=fitted.memory,
+            summary=fitted.summary,
+        )
+        request = [system, *render_history(fitted.history, settings.track, answer_mode=False)]
+        total = sum(await counter.count([m.content for m in request])) + PER_MESSAGE * len(request)
+        return PromptPreview(
+            request,
+            fitted.tokens,
+            fitted.limits,
+            total,
+            n_ctx,
+            settings.reserve,
+            bool(counter.exact),
+            fitted.events,
+        )
+
+    def preview(
+        self, text: str, *, history: list[Message] | None = None, estimate: bool = False
+    ) -> PromptPreview:
+        """Blocking ``apreview``."""
+        return self.runner.event_loop().run_until_complete(
+            self.apreview(text, history=history, estimate=estimate)
+        )
+
+    async def aresume(self, task_id: str, *, stream_text: bool = True) -> AsyncIterator[Event]:
+        """Continue a task from its last checkpoint; completed tool calls are not run again."""
+        tasks = self.runner.tasks
+        if tasks is None:
+            raise LarError("resuming needs a task store: Runner(tasks=TaskStore(...))")
+        tasks.get(task_id)  # TaskNotFound before anything else
+        lock = tasks.lock(task_id)  # TaskBusy while another process runs it
+        try:
+            record = tasks.get(task_id)  # as it is now that no one else can change it
+            if record.status in ("succeeded", "failed"):
+                why = record.result or record.error or "no answer was recorded"
+                raise LarError(f"task {task_id} already ended ({record.status}): {why}")
+            history, state = tasks.load_checkpoint(task_id)
+            self.state.update(state)
+            recorder = TaskRecorder(tasks, task_id)
+            async for event in self._drive(self._first(), history, task_id, recorder, stream_text):
+                yield event
+        finally:
+            lock.release()
+
+    async def _drive(
+        self,
+        model: Model,
+        messages: list[Message],
+        run_id: str,
+        recorder: TaskRecorder | None,
+        stream_text: bool,
+        prelude: list[Event] | None = None,
+    ) -> AsyncIterator[Event]:
+        engine, _, settings = model
+        runner = self.runner
+        ctx = ToolContext(
+            workspace=self.workspace,
+            home=runner.config.home,
+            run_id=run_id,
+            state=self.state,
+            ask_user=self.ask_user,
+            sandbox=runner.config.tools.sandbox,
+            memory=self.memory,
+            redact=runner.redactor.text,
+        )
+        if settings.stream != stream_text:
+            settings = dataclasses.replace(settings, stream=stream_text)
+        ended = False
+        try:
+            async for event in run_loop(engine, self.executor, messages, ctx, settings, recorder):
+                if isinstance(event, Final):
+                    ended = True
+                if self.memory is not None and isinstance(event, ToolCallFinished):
+                    used = self.executor.tools.get(event.result.name)
+                    outside = used is None or used.reads_outside
+                    self.memory.note_result(event.result.ok, event.result.content, outside=outside)
+                yield runner.redactor.event(event)
+                if isinstance(event, RunStarted):
+                    for extra in prelude or ():
+                        yield runner.redactor.event(extra)
+        except (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt):
+            # Stopped from outside (Ctrl-C, SIGTERM, a consumer that stopped reading): the
+            # task stays resumable; what ran is checkpointed already.
+            if recorder is not None and not ended:
+                recorder.status("interrupted", error="interrupted")
+            raise
+
+    async def arun(
+        self, text: str, *, history: list[Message] | None = None, urgency: float = 0.0
+    ) -> RunResult:
+        events: list[Event] = []
+        calls: dict[str, ToolCall] = {}
+        executed: list[ExecutedCall] = []
+        final: Final | None = None
+        error: str | None = None
+        failure: ErrorEvent | None = None
+        run_id = ""
+        async for event in self.astream(text, history=history, stream_text=False, urgency=urgency):
+            events.append(event)
+            if isinstance(event, RunStarted):
+                run_id = event.run_id
+            if isinstance(event, ToolCallStarted):
+                calls[event.call.id] = event.call
+            elif isinstance(event, ToolCallFinished):
+                r = event.result
+                call = calls.get(r.call_id)
+                if call is not None and r.ran:
+                    value = r.value if r.ok else r.content
+                    executed.append(
+                        ExecutedCall(call.name, call.arguments, value, ok=r.ok, error=r.error)
+                    )
+            elif isinstance(event, ErrorEvent):
+                error, failure = event.message, event
+            elif isinstance(event, Final):
+                final = event
+        assert final is not None
+        if final.stop_reason == "error":
+            raise _failure_error(failure, self.engine.name)
+        return RunResult(
+            text=final.text,
+            tool_calls=executed,
+            stop_reason=final.stop_reason,
+            usage=final.usage,
+            latency_ms=final.latency_ms,
+            turns=final.turns,
+            events=events,
+            error=error,
+            failure=failure,
+            run_id=run_id,
+        )
+
+    # --- sync API ----------------------------------------------------------------------------
+
+    def run(
+        self, text: str, *, history: list[Message] | None = None, urgency: float = 0.0
+    ) -> RunResult:
+        """Run to a final answer (blocking)."""
+        loop = self.runner.event_loop()
+        return loop.run_until_complete(self._run_exclusive(text, history, urgency))
+
+    async def _run_exclusive(
+        self, text: str, history: list[Message] | None, urgency: float
+    ) -> RunResult:
+        # This run is the only thing on the runner's private loop: engines may block it.
+        token = exclusive_loop.set(True)
+        try:
+            return await self.arun(text, history=history, urgency=urgency)
+        finally:
+            exclusive_loop.reset(token)
+
+    def stream(
+        self, text: str, *, history: list[Message] | None = None, urgency: float = 0.0
+    ) -> Iterator[Event]:
+        """Events as they happen (blocking iterator), text deltas included."""
+        return self._iterate(self.astream(text, history=history, stream_text=True, urgency=urgency))
+
+    def resume(self, task_id: str) -> Iterator[Event]:
+        """Events of a resumed task (blocking iterator)."""
+        return self._iterate(self.aresume(task_id))
+
+    def _iterate(self, agen: AsyncIterator[Event]) -> Iterator[Event]:
+        loop = self.runner.event_loop()
+        self._interrupted = False
+
+        async def step() -> Event:
+            return await anext(agen)
+
+        try:
+            while True:
+                if self._interrupted:
+                    raise RunInterrupted(self._run_id)
+                task = loop.create_task(step())
+                self._step = task
+                try:
+                    event = loop.run_until_complete(task)
+                except StopAsyncIteration:
+                    return
+                except asyncio.CancelledError:
+                    if not self._interrupted:
+                        raise
+                    raise RunInterrupted(self._run_id) from None
+                except KeyboardInterrupt:
+                    # Ctrl-C with Python's own handler (lar chat, a script): stop the step the
+                    # same way, so the generator is not left running and the task is resumable.
+                    self._interrupted = True
+                    task.cancel()
+                    try:
+                        loop.run_until_complete(task)
+                    except BaseException:  # noqa: BLE001, S110 - the step is being stopped
+                        pass
+                    raise RunInterrupted(self._run_id) from None
+                finally:
+                    self._step = None
+                if isinstance(event, RunStarted):
+                    self._run_id = event.run_id
+                yield event
+        finally:
+            # The step is done (or was never started), so the generator is not running: its
+            # cleanup (the task marked interrupted, sandbox processes killed) runs here.
+            loop.run_until_complete(_aclose(agen))
+
+    def interrupt(self) -> None:
+        """Stop the run in progress at its next await: safe from a signal handler or a thread.
+
+        The task is left ``interrupted`` (resumable with ``lar resume``) and the blocking
+        iterator raises :class:`RunInterrupted`. Running sandbox processes are killed.
+        """
+        self._interrupted = True
+        step, loop = self._step, self.runner._loop
+        if step is not None and loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(step.cancel)
+
+    def close(self) -> None:
+        """Release the session's tool threads (the runner keeps engines and stores)."""
+        self._executor_closer()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _failure_error(failure: ErrorEvent | None, engine: str) -> LarError:
+    """The typed exception for a failed run, chained from its cause where this process has it."""
+    if failure is None:
+        return EngineError(engine, "the run failed")
+    if failure.kind == "EngineError" or failure.code == "engine_error":
+        error: LarError = EngineError(
+            failure.engine or engine,
+            failure.message.removeprefix(f"{failure.engine}: "),
+            status=failure.status,
+            retryable=failure.retryable,
+        )
+    else:
+        error = LarError(failure.message)
+    error.__cause__ = failure.cause
+    return error
+
+
+async def _aclose(agen: AsyncIterator[Event]) -> None:
+    close = getattr(agen, "aclose", None)
+    if close is not None:
+        await close()
+
+
+def _final_text(messages: list[Message]) -> str:
+    for m in reversed(messages):
+        if m.role == "assistant" and not m.tool_calls:
+            return m.content
+    return "(no answer)"
