@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -84,6 +85,7 @@ class OpenAIEngine(Engine):
         self._client: httpx.AsyncClient | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._sync_client: httpx.Client | None = None
+        self._sync_lock = threading.Lock()  # pool threads ask for the client at once
         self._pool: ThreadPoolExecutor | None = None
         self._tokenize: bool | None = None  # whether the server answers /tokenize
 
@@ -203,12 +205,13 @@ class OpenAIEngine(Engine):
         return self._pool
 
     def _sync_http(self) -> httpx.Client:
-        if self._sync_client is None:
-            headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-            self._sync_client = httpx.Client(
-                headers=headers, timeout=httpx.Timeout(self.timeout_s, connect=10.0)
-            )
-        return self._sync_client
+        with self._sync_lock:
+            if self._sync_client is None:
+                headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+                self._sync_client = httpx.Client(
+                    headers=headers, timeout=httpx.Timeout(self.timeout_s, connect=10.0)
+                )
+            return self._sync_client
 
     def _post(self, body: dict[str, Any]) -> ModelResponse:
         url = f"{self.base_url}/chat/completions"
