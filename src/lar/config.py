@@ -41,6 +41,9 @@ __all__ = [
     "DEFAULT_MODEL_NAME",
 ]
 
+BUILTIN_ENGINES = ("llamacpp", "openai")
+"""Engine kinds Lar ships (lar.engines.factory); plugins add theirs to the engine registry."""
+
 DEFAULT_MODEL_NAME = "default"
 _SECRET_ENV = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)", re.I)
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -93,13 +96,11 @@ class ModelConfig(_Strict):
     @field_validator("engine")
     @classmethod
     def _known_engine(cls, value: str) -> str:
-        from lar.engines.base import EngineRegistry
-        from lar.engines.factory import engine_for  # noqa: F401 - registers the built-in kinds
+        from lar.registry import Registry
 
-        if not EngineRegistry.contains(value):
-            raise ValueError(
-                f"unknown engine {value!r}; allowed: {', '.join(EngineRegistry.keys())}"
-            )
+        allowed = sorted({*BUILTIN_ENGINES, *Registry.keys_of("engine")})
+        if value not in allowed:
+            raise ValueError(f"unknown engine {value!r}; allowed: {', '.join(allowed)}")
         return value
 
     @model_validator(mode="after")

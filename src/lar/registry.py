@@ -38,10 +38,18 @@ class Registry(Generic[T]):
 
     kind: ClassVar[str] = "component"
     _entries: ClassVar[dict[str, Any]]
+    _kinds: ClassVar[list[type[Registry[Any]]]] = []
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._entries = {}
+        Registry._kinds.append(cls)
+
+    @staticmethod
+    def keys_of(kind: str) -> list[str]:
+        """Every key registered for ``kind`` (e.g. ``"engine"``), whichever subclass holds it:
+        lower layers (the config) can check names without importing the components' package."""
+        return sorted({k for r in Registry._kinds if r.kind == kind for k in r._entries})
 
     @classmethod
     def register(cls, key: str) -> Callable[[T], T]:

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal, TypeVar, Union
 
 __all__ = [
     "Role",
+    "ToolSpec",
     "ToolCall",
     "ToolError",
     "ToolResult",
@@ -46,6 +47,15 @@ __all__ = [
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What an engine is told of a tool: data only, so engines never import the tools layer."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
 
 
 @dataclass(slots=True)

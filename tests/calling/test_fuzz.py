@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from lar.calling.protocol import clean_answer, parse
-from lar.calling.repair import load_json
+from lar.repair import load_json
 
 CORPUS = Path(__file__).with_name("corpus") / "formats.jsonl"
 SEEDS = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
@@ -95,10 +95,10 @@ def test_mutated_outputs_never_raise_nor_take_a_second(
     text = mutate(str(seed["text"]), steps)
     known = seed["known"]
     assert isinstance(known, dict)
-    started = time.process_time()
+    started = time.thread_time()  # this thread only: other tests leave threads behind
     result = parse(text, known)
     clean_answer(result.text)
-    took = time.process_time() - started
+    took = time.thread_time() - started
     assert took < LIMIT_S, f"{took:.2f} s for {len(text)} characters: {text[:200]!r}"
     for call in result.calls:
         json.dumps(call.arguments, ensure_ascii=False).encode("utf-8")  # storable as given

@@ -1,7 +1,7 @@
 """Repair never raises on model output (found by `lar eval`: a "set" of call objects)."""
 
 from lar.calling.protocol import parse
-from lar.calling.repair import load_json
+from lar.repair import load_json
 
 
 def test_a_python_set_of_dicts_does_not_crash_the_parser() -> None:

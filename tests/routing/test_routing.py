@@ -11,8 +11,8 @@ from lar.routing import RouteContext
 from lar.routing.complexity import score, tier_for
 from lar.routing.heuristic import HeuristicRouter
 from lar.routing.learned import LearnedRouter, PolicyStore, train
-from lar.routing.reward import reward
 from lar.traces import Trace, TraceStore
+from lar.traces.reward import reward
 
 SMALL = ModelInfo("small", 0.5, 4096, False, frozenset())
 CODER = ModelInfo("coder", 1.5, 4096, False, frozenset({"code"}))

@@ -64,6 +64,7 @@ from lar.types import (
     ToolCallStarted,
     ToolError,
     ToolResult,
+    ToolSpec,
     Usage,
 )
 
@@ -249,6 +250,10 @@ class _CallSniffer:
         return out
 
 
+def _specs(tools: Sequence[Tool] | None) -> list[ToolSpec] | None:
+    return None if tools is None else [t.spec for t in tools]
+
+
 async def _call_engine(
     engine: Engine,
     messages: list[Message],
@@ -257,10 +262,10 @@ async def _call_engine(
     deltas: list[str],
 ) -> AsyncIterator[TextDelta | ModelResponse]:
     if not settings.stream:
-        yield await engine.generate(messages, tools, **settings.params)
+        yield await engine.generate(messages, _specs(tools), **settings.params)
         return
     sniffer = _CallSniffer()
-    async for chunk in engine.stream(messages, tools, **settings.params):
+    async for chunk in engine.stream(messages, _specs(tools), **settings.params):
         if chunk.text:
             shown = sniffer.feed(chunk.text)
             if shown:

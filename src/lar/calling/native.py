@@ -7,25 +7,11 @@ Qwen 0.5B does exactly this), so the protocol parser always runs on the content 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from lar.calling.protocol import KnownTools, ParseResult, parse
-from lar.calling.repair import load_json
 from lar.types import ModelResponse, ToolCall
 
-__all__ = ["decode_arguments", "extract_calls"]
-
-
-def decode_arguments(raw: Any) -> tuple[dict[str, Any], bool]:
-    """A native call's ``arguments`` (a JSON string by the OpenAI convention) → dict."""
-    if isinstance(raw, dict):
-        return raw, False
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return {}, False
-    value, repaired = load_json(str(raw))
-    if isinstance(value, dict):
-        return value, repaired
-    return {"input": raw}, True
+__all__ = ["extract_calls"]
 
 
 def extract_calls(

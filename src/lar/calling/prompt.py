@@ -10,6 +10,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from lar.tools.signature import signature
+
 if TYPE_CHECKING:
     from lar.tools.base import Tool
     from lar.types import Message, ToolCall
@@ -30,62 +32,6 @@ __all__ = [
     "has_reply",
     "take_reply",
 ]
-
-_SCALARS = {"integer": "int", "number": "float", "string": "str", "boolean": "bool", "null": "None"}
-
-
-def _type_of(schema: dict[str, Any], defs: dict[str, Any]) -> str:
-    if "$ref" in schema:
-        ref = defs.get(schema["$ref"].rsplit("/", 1)[-1], {})
-        return _type_of(ref, defs)
-    if "enum" in schema:
-        return "|".join(json.dumps(v) for v in schema["enum"])
-    if "const" in schema:
-        return json.dumps(schema["const"])
-    for key in ("anyOf", "oneOf"):
-        if key in schema:
-            parts = [_type_of(s, defs) for s in schema[key]]
-            return "|".join(p for p in parts if p != "None") or "None"
-    t = schema.get("type")
-    if t == "array":
-        return f"list[{_type_of(schema.get('items', {}), defs)}]"
-    if t == "object":
-        props = schema.get("properties")
-        if props:
-            inner = ", ".join(f"{k}: {_type_of(v, defs)}" for k, v in props.items())
-            return "{" + inner + "}"
-        return "dict"
-    if isinstance(t, str):
-        return _SCALARS.get(t, t)
-    return "any"
-
-
-def _literal(value: Any) -> str:
-    """A default as Python writes it (``True``, ``None``, ``"celsius"``, ``3``)."""
-    if value is None or isinstance(value, bool):
-        return repr(value)
-    return json.dumps(value, ensure_ascii=False)
-
-
-def signature(tool: Tool) -> str:
-    """``name(a: int, unit: "c"|"f" = "c", note?: str)`` from the tool's JSON Schema.
-
-    Python's own notation: a parameter with a default shows it; an optional one without a
-    default is marked ``?``.
-    """
-    schema = tool.parameters
-    defs = schema.get("$defs", {})
-    required = set(schema.get("required", []))
-    params = []
-    for pname, pschema in schema.get("properties", {}).items():
-        text = f"{pname}: {_type_of(pschema, defs)}"
-        if pname not in required:
-            if "default" in pschema and pschema["default"] is not None:
-                text += f" = {_literal(pschema['default'])}"
-            else:
-                text = f"{pname}?: {_type_of(pschema, defs)}"
-        params.append(text)
-    return f"{tool.name}({', '.join(params)})"
 
 
 def _first_sentence(text: str, limit: int = 160) -> str:

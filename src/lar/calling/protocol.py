@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from lar.calling.repair import jsonable, load_json, too_deep
+from lar.repair import jsonable, load_json, too_deep
 from lar.types import ToolCall
 
 __all__ = ["ParseResult", "parse", "KnownTools", "clean_answer"]

@@ -9,12 +9,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lar.registry import Registry
-from lar.types import Message, ModelResponse
+from lar.types import Message, ModelResponse, ToolSpec
 
 if TYPE_CHECKING:
     from lar.config import LarConfig, ModelConfig
     from lar.engines.default_model import Progress
-    from lar.tools.base import Tool
 
 __all__ = ["Engine", "StreamChunk", "EngineRegistry", "EngineFactory", "exclusive_loop"]
 
@@ -40,12 +39,12 @@ class Engine(ABC):
 
     @abstractmethod
     def stream(
-        self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, **params: Any
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None, **params: Any
     ) -> AsyncIterator[StreamChunk]:
         """Yield text deltas, then one final chunk with the full response."""
 
     async def generate(
-        self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, **params: Any
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None, **params: Any
     ) -> ModelResponse:
         final: ModelResponse | None = None
         async for chunk in self.stream(messages, tools, **params):

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lar.engines.base import Engine, StreamChunk
 from lar.errors import EngineError
-from lar.types import Message, ModelResponse
-
-if TYPE_CHECKING:
-    from lar.tools.base import Tool
+from lar.types import Message, ModelResponse, ToolSpec
 
 __all__ = ["FailoverEngine"]
 
@@ -29,7 +26,7 @@ class FailoverEngine(Engine):
         self.failures: list[str] = []
 
     async def stream(
-        self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, **params: Any
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None, **params: Any
     ) -> AsyncIterator[StreamChunk]:
         errors: list[str] = []
         for engine in self.engines:
@@ -50,7 +47,7 @@ class FailoverEngine(Engine):
         raise EngineError("failover", "all engines failed: " + " | ".join(errors), retryable=True)
 
     async def generate(
-        self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, **params: Any
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None, **params: Any
     ) -> ModelResponse:
         errors: list[str] = []
         for engine in self.engines:

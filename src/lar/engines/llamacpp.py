@@ -14,15 +14,12 @@ import secrets
 import threading
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lar.engines.base import Engine, StreamChunk
 from lar.engines.openai_http import OpenAIEngine
 from lar.errors import EngineError
-from lar.types import Message, ModelResponse
-
-if TYPE_CHECKING:
-    from lar.tools.base import Tool
+from lar.types import Message, ModelResponse, ToolSpec
 
 __all__ = ["LlamaCppEngine"]
 
@@ -120,7 +117,7 @@ class LlamaCppEngine(Engine):
         await self._engine()
 
     async def stream(
-        self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, **params: Any
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None, **params: Any
     ) -> AsyncIterator[StreamChunk]:
         engine = await self._engine()
         async for chunk in engine.stream(messages, tools, **params):
@@ -131,7 +128,7 @@ class LlamaCppEngine(Engine):
             yield chunk
 
     async def generate(
-        self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, **params: Any
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None, **params: Any
     ) -> ModelResponse:
         engine = await self._engine()
         response = await engine.generate(messages, tools, **params)

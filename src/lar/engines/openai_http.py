@@ -11,17 +11,14 @@ import threading
 import time
 from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 
-from lar.calling.native import decode_arguments
 from lar.engines.base import Engine, StreamChunk, exclusive_loop
 from lar.errors import EngineError
-from lar.types import Message, ModelResponse, Timings, ToolCall, Usage
-
-if TYPE_CHECKING:
-    from lar.tools.base import Tool
+from lar.repair import decode_arguments
+from lar.types import Message, ModelResponse, Timings, ToolCall, ToolSpec, Usage
 
 __all__ = ["OpenAIEngine", "to_wire"]
 
@@ -135,17 +132,27 @@ class OpenAIEngine(Engine):
             self._sync_client = None
 
     def payload(
-        self, messages: Sequence[Message], tools: Sequence[Tool] | None, params: dict[str, Any]
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None, params: dict[str, Any]
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": [to_wire(m) for m in messages]}
         body.update(self.defaults)
         body.update({k: v for k, v in params.items() if v is not None})
         if tools:
-            body["tools"] = [t.openai_schema() for t in tools]
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    },
+                }
+                for t in tools
+            ]
         return body
 
     async def stream(
-        self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, **params: Any
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None, **params: Any
     ) -> AsyncIterator[StreamChunk]:
         body = self.payload(messages, tools, params)
         body["stream"] = True
@@ -181,7 +188,7 @@ class OpenAIEngine(Engine):
             await asyncio.sleep(min(self.backoff_s * (2**attempt), 8.0))
 
     async def generate(
-        self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, **params: Any
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None, **params: Any
     ) -> ModelResponse:
         # httpx's sync client is ~0.6 ms per request cheaper than its async one; a worker thread
         # keeps the event loop free while it waits, unless the run owns the loop (Agent.run).

@@ -8,13 +8,10 @@ engine.assert_complete()
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lar.engines.base import Engine, StreamChunk
-from lar.types import Message, ModelResponse, Timings, Usage
-
-if TYPE_CHECKING:
-    from lar.tools.base import Tool
+from lar.types import Message, ModelResponse, Timings, ToolSpec, Usage
 
 __all__ = ["ScriptedEngine", "ScriptExhausted"]
 
@@ -61,7 +58,7 @@ class ScriptedEngine(Engine):
         return step
 
     async def stream(
-        self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, **params: Any
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None, **params: Any
     ) -> AsyncIterator[StreamChunk]:
         self.tools_seen.append([t.name for t in tools or ()])
         response = self._next(messages)

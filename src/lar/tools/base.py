@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from lar.errors import ToolDefinitionError
 from lar.registry import Registry
+from lar.types import ToolSpec
 
 __all__ = [
     "Tool",
@@ -222,9 +223,14 @@ class Tool:
         return {k: getattr(model, k) for k in type(model).model_fields}
 
     def signature(self) -> str:
-        from lar.calling.prompt import signature  # local: calling imports tools
+        from lar.tools.signature import signature
 
         return signature(self)
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The data an engine gets for this tool (lar.types.ToolSpec)."""
+        return ToolSpec(self.name, self.description, self.parameters)
 
     def openai_schema(self) -> dict[str, Any]:
         return {

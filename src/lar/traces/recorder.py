@@ -16,8 +16,8 @@ from typing import Any
 
 from lar.engines.catalog import ModelInfo
 from lar.redact import mask_strings
-from lar.routing.reward import reward
 from lar.telemetry.records import TelemetryRecord, token_counts
+from lar.traces.reward import reward
 from lar.traces.store import Trace, TraceStore
 from lar.types import (
     ContextCompressed,

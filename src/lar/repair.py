@@ -1,4 +1,8 @@
-"""JSON repair (T3): strict JSON first, then Python literals, then json-repair."""
+"""JSON repair (T3): strict JSON first, then Python literals, then json-repair.
+
+A base-layer utility: the protocol parser (lar.calling) and the engines (native tool-call
+arguments) both decode model output with it.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,14 @@ import json
 import re
 from typing import Any
 
-import json_repair
-
-__all__ = ["load_json", "too_deep", "jsonable", "MAX_DEPTH", "REPAIR_MAX_CHARS"]
+__all__ = [
+    "load_json",
+    "decode_arguments",
+    "too_deep",
+    "jsonable",
+    "MAX_DEPTH",
+    "REPAIR_MAX_CHARS",
+]
 
 MAX_DEPTH = 64
 """Deeper nesting is not decoded: no tool takes it, and decoders recurse once per level."""
@@ -56,6 +65,8 @@ def load_json(raw: str, *, depth_checked: bool = False, repair: bool = True) -> 
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         pass  # TypeError: e.g. a "set" of dicts, {{...}, {...}}, which Python cannot hash
     try:
+        import json_repair  # only on the repair path: ~50 ms to import
+
         value = json_repair.loads(text)
     except Exception:  # json-repair raises assorted errors on hopeless input; treat as no value
         return None, False
@@ -82,3 +93,15 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, complex):
         return str(value)
     return value
+
+
+def decode_arguments(raw: Any) -> tuple[dict[str, Any], bool]:
+    """A native call's ``arguments`` (a JSON string by the OpenAI convention) → dict."""
+    if isinstance(raw, dict):
+        return raw, False
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}, False
+    value, repaired = load_json(str(raw))
+    if isinstance(value, dict):
+        return value, repaired
+    return {"input": raw}, True
