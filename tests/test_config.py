@@ -131,3 +131,12 @@ def test_plugin_engine_kinds_are_configurable(lar_home: Path) -> None:
         EngineRegistry.remove("echo")
     with pytest.raises(ConfigError, match="unknown engine 'echo'; allowed: llamacpp, openai"):
         load_config()
+
+
+def test_the_built_in_engine_names_are_the_ones_the_factory_registers() -> None:
+    """The config checks engine kinds without importing engines: its list must stay true."""
+    from lar.config import BUILTIN_ENGINES
+    from lar.engines.base import EngineRegistry
+    from lar.engines.factory import engine_for  # noqa: F401 - registers the built-in kinds
+
+    assert set(BUILTIN_ENGINES) == set(EngineRegistry.keys())
