@@ -155,13 +155,17 @@ def load_suite(path: Path) -> list[Case]:
 
 
 def load_suites(paths: Iterable[Path]) -> list[Case]:
+    """JSONL suites, and Berkeley Function Calling Leaderboard files (``BFCL_v4_*.json``, with
+    their ``possible_answer/`` folder beside them; lar.evals.bfcl)."""
+    from lar.evals.bfcl import load_bfcl
+
     out: list[Case] = []
     for p in paths:
-        files = sorted(p.glob("*.jsonl")) if p.is_dir() else [p]
+        files = sorted([*p.glob("*.jsonl"), *p.glob("BFCL_v*_*.json")]) if p.is_dir() else [p]
         if not files:
-            raise SuiteError(f"{p}: no .jsonl files in this directory")
+            raise SuiteError(f"{p}: no .jsonl or BFCL_v*_*.json files in this directory")
         for f in files:
-            out.extend(load_suite(f))
+            out.extend(load_bfcl(f) if f.name.startswith("BFCL_v") else load_suite(f))
     return out
 
 
@@ -283,6 +287,10 @@ def score_case(
     case: Case, calls: Sequence[tuple[str, dict[str, Any]]], answer: str
 ) -> tuple[bool, str]:
     expect = case.expect
+    if "bfcl" in expect:  # a Berkeley Function Calling Leaderboard case: its own rules
+        from lar.evals.bfcl import bfcl_check
+
+        return bfcl_check(expect, calls)
     schemas = {t["name"]: t.get("parameters", {}) for t in case.tools}
     if expect.get("abstain"):
         if calls:
