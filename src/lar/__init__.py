@@ -21,6 +21,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Agent",
+    "Runner",
+    "Session",
     "RunResult",
     "tool",
     "Tool",
@@ -45,7 +47,9 @@ __all__ = [
 
 _LAZY = {
     "Agent": "lar.agents.agent",
-    "RunResult": "lar.agents.agent",
+    "Runner": "lar.agents.runner",
+    "Session": "lar.agents.session",
+    "RunResult": "lar.agents.session",
     "tool": "lar.tools.base",
     "Tool": "lar.tools.base",
     "ToolContext": "lar.tools.base",
@@ -67,7 +71,9 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from lar.agents.agent import Agent, RunResult
+    from lar.agents.agent import Agent
+    from lar.agents.runner import Runner
+    from lar.agents.session import RunResult, Session
     from lar.config import LarConfig, load_config
     from lar.engines.failover import FailoverEngine
     from lar.engines.llamacpp import LlamaCppEngine

@@ -79,3 +79,12 @@ def test_chat_streams_and_asks_before_running_code(lar_home: Path, tmp_path: Pat
         child.expect(pexpect.EOF)
     finally:
         child.close(force=True)
+
+
+def test_sessions_example_from_the_readme(lar_home: Path) -> None:
+    """Two sessions of one agent at once on the embedded model, each with its own answer."""
+    namespace: dict[str, object] = {}
+    exec(compile(_readme_block("### One agent, many sessions"), "README.md", "exec"), namespace)  # noqa: S102
+    answers = namespace["answers"]
+    assert isinstance(answers, list) and len(answers) == 2
+    assert "42" in answers[0] and "123" in answers[1], answers

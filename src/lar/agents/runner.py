@@ -258,11 +258,23 @@ class Runner:
         self._loop = None
         self._finalizer = None
 
+    async def aclose(self) -> None:
+        """``close`` from inside an event loop: the engines' connections belong to that loop."""
+        for engine in [*self._engines.values(), *([self.fixed] if self.fixed else [])]:
+            await engine.aclose()
+        self.close()
+
     def __enter__(self) -> Runner:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> Runner:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
 def _shutdown(

@@ -100,16 +100,19 @@ class LlamaCppEngine(Engine):
             url, api_key = await asyncio.to_thread(
                 _start_server, self.path, self.n_ctx, self.threads
             )
-            # A loopback call to our own server: retrying would only repeat a local failure.
-            self._http = OpenAIEngine(
-                base_url=url,
-                model=self.model,
-                name=self.name,
-                api_key=api_key,
-                timeout_s=self.timeout_s,
-                retries=0,
-                defaults=self.defaults,
-            )
+            # Two sessions' first requests may both get here: keep the first client only, or
+            # the other's connections leak.
+            if self._http is None:
+                # A loopback call to our own server: retrying would only repeat a local failure.
+                self._http = OpenAIEngine(
+                    base_url=url,
+                    model=self.model,
+                    name=self.name,
+                    api_key=api_key,
+                    timeout_s=self.timeout_s,
+                    retries=0,
+                    defaults=self.defaults,
+                )
         return self._http
 
     async def load(self) -> None:
