@@ -87,3 +87,15 @@ def test_unknown_event_type_is_a_clear_error() -> None:
 
 def test_usage_adds_up() -> None:
     assert (Usage(1, 2) + Usage(3, 4)).total_tokens == 10
+
+
+def test_codes_are_an_enum_that_survives_json() -> None:
+    from lar.types import Code, Notice, ToolError
+
+    event = Notice(Code.REPAIRED, "repaired malformed tool-call JSON")
+    again = event_from_json(event_to_json(event))
+    assert isinstance(again, Notice) and again.code is Code.REPAIRED
+    assert '"code": "repaired"' in event_to_json(event)  # the wire shows the plain value
+    assert ToolError("x", "y", Code.DENIED).code == "denied"  # compares as its string
+    newer = event_from_json('{"type": "notice", "code": "from_a_newer_version", "message": "m"}')
+    assert isinstance(newer, Notice) and newer.code == "from_a_newer_version"  # kept as written

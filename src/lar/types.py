@@ -13,10 +13,12 @@ import json
 import types as pytypes
 import typing
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, ClassVar, Literal, TypeVar, Union
 
 __all__ = [
     "Role",
+    "Code",
     "ToolSpec",
     "ToolCall",
     "ToolError",
@@ -49,6 +51,43 @@ __all__ = [
 Role = Literal["system", "user", "assistant", "tool"]
 
 
+class Code(StrEnum):
+    """Every code a notice, a correction, a refused or failed tool call, or a failed run carries
+    (the values are what JSON shows)."""
+
+    # notices: something the user should know that is not an error
+    REPAIRED = "repaired"
+    PARSE_WARNING = "parse_warning"
+    COERCED = "coerced"
+    INVENTED_TOOL = "invented_tool"
+    MORE_CALLS = "more_calls"
+    LOOP_BLOCKED = "loop_blocked"
+    FAILOVER = "failover"
+    MAX_TURNS = "max_turns"
+    REPEATED_CALL = "repeated_call"
+    CONSOLIDATED = "consolidated"
+    # corrections: the loop did something about a reply instead of taking it
+    DESCRIBED_CALL = "described_call"
+    ECHOED_RESULT = "echoed_result"
+    ECHOED_ERROR = "echoed_error"
+    DEFERRED_CALL = "deferred_call"
+    UNGROUNDED_CALL = "ungrounded_call"
+    OFF_TOPIC_CALL = "off_topic_call"
+    # tool calls that did not run, or failed
+    UNKNOWN_TOOL = "unknown_tool"
+    NOT_ALLOWED = "not_allowed"
+    CIRCUIT_OPEN = "circuit_open"
+    INVALID_ARGUMENTS = "invalid_arguments"
+    REFUSED = "refused"
+    DENIED = "denied"
+    TIMEOUT = "timeout"
+    TOOL_ERROR = "tool_error"
+    UNKNOWN_OUTCOME = "unknown_outcome"
+    SKIPPED = "skipped"
+    # runs
+    ENGINE_ERROR = "engine_error"
+
+
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """What an engine is told of a tool: data only, so engines never import the tools layer."""
@@ -78,7 +117,7 @@ class ToolError:
 
     error: str
     detail: str
-    code: str
+    code: Code
 
 
 @dataclass(slots=True)
@@ -229,7 +268,7 @@ class Notice:
     """Something the user should know that is not an error (a repair, a blocked loop …)."""
 
     type: ClassVar[str] = "notice"
-    code: str
+    code: Code
     message: str
 
 
@@ -281,7 +320,7 @@ class ErrorEvent:
     """A run that failed, with the failure's type and fields (they survive JSON)."""
 
     type: ClassVar[str] = "error"
-    code: str
+    code: Code
     message: str
     kind: str = ""
     """The exception's class name (``EngineError``)."""
@@ -361,6 +400,11 @@ def _decode(tp: Any, value: Any) -> Any:
         return [_decode(item, v) for v in value]
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return from_dict(tp, value)
+    if isinstance(tp, type) and issubclass(tp, StrEnum) and isinstance(value, str):
+        try:
+            return tp(value)
+        except ValueError:
+            return value  # a code from a newer version: kept as written
     return value
 
 

@@ -1,4 +1,4 @@
-"""Kill test (issue 16, Must show 6): SIGKILL at 21 moments of a 5-step task whose steps have side
+"""Kill test (issue 16, Must show 6): SIGKILL at 24 moments of a 5-step task whose steps have side
 effects in the sandbox, then `lar resume`. No effect happens twice (a call cut off mid-run is
 reported as of unknown outcome, not run again) and no sandbox process outlives the killed Lar.
 
@@ -24,7 +24,7 @@ from lar.testing import MockOpenAIServer, text_reply, tool_call_reply
 from lar.tools.sandbox import isolation_level
 
 STEPS = 5
-POINTS = 21
+POINTS = 24  # at least 20 must land inside the task; a few may fall before or after it
 # Unique to this test process, so the check for survivors sees only its own sandbox processes
 # (not those of another test run on the same machine).
 MARK = f"sleep 0.{os.getpid() % 9000 + 1000}1"
@@ -77,7 +77,10 @@ def run_once(tmp: Path, url: str) -> float:
 
 
 def test_sigkill_anywhere_then_resume_never_repeats_an_effect(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    total = run_once(tmp_path / "reference", server.url)
+    # the faster of two: a cold first run would spread the kills past the task's end
+    total = min(
+        run_once(tmp_path / "reference", server.url), run_once(tmp_path / "again", server.url)
+    )
     killed_mid_task = 0
     unknown = 0
     for n in range(POINTS):

@@ -50,6 +50,7 @@ from lar.tools.base import Tool, ToolContext
 from lar.tools.builtin.interaction import CHECKPOINT_KEY
 from lar.tools.executor import ToolExecutor, tool_names
 from lar.types import (
+    Code,
     ErrorEvent,
     Event,
     Final,
@@ -195,7 +196,7 @@ def _model_called(
 
 
 def _blocked(call: ToolCall, reason: str) -> ToolResult:
-    err = ToolError(error="loop detected", detail=reason, code="loop_blocked")
+    err = ToolError(error="loop detected", detail=reason, code=Code.LOOP_BLOCKED)
     return ToolResult(call.id, call.name, reason, ok=False, error=err)
 
 
@@ -219,14 +220,14 @@ def _unknown_outcome(call: ToolCall) -> ToolResult:
         call.name,
         f"outcome unknown: {detail}",
         ok=False,
-        error=ToolError("outcome unknown", detail, "unknown_outcome"),
+        error=ToolError("outcome unknown", detail, Code.UNKNOWN_OUTCOME),
     )
 
 
 def _skipped(call: ToolCall) -> ToolResult:
     detail = "not run: an earlier call in this turn failed"
     return ToolResult(
-        call.id, call.name, detail, ok=False, error=ToolError("skipped", detail, "skipped")
+        call.id, call.name, detail, ok=False, error=ToolError("skipped", detail, Code.SKIPPED)
     )
 
 
@@ -411,7 +412,7 @@ async def run_loop(
             if recorder is not None:
                 recorder.status("failed", error=str(exc))
             yield ErrorEvent(
-                code="engine_error",
+                code=Code.ENGINE_ERROR,
                 message=str(exc),
                 kind=type(exc).__name__,
                 status=exc.status,
@@ -440,14 +441,14 @@ async def run_loop(
         )
         if response.failover:
             yield Notice(
-                "failover",
+                Code.FAILOVER,
                 f"answered by {response.model or engine.name} after: "
                 + " | ".join(response.failover),
             )
         if parsed.repaired:
-            yield Notice("repaired", f"repaired malformed tool-call JSON ({parsed.format})")
+            yield Notice(Code.REPAIRED, f"repaired malformed tool-call JSON ({parsed.format})")
         for warning in parsed.warnings:
-            yield Notice("parse_warning", warning)
+            yield Notice(Code.PARSE_WARNING, warning)
         protocol = settings.track == "protocol"
         reply = take_reply(parsed.calls, tools) if protocol else None
         if reply is not None and all(c.name not in by_name for c in parsed.calls):
@@ -455,10 +456,10 @@ async def run_loop(
         wanted = [c for c in parsed.calls if reply is None or c.name.casefold() != REPLY_TOOL]
         prepared = prepare(wanted, by_name, call_hash)
         if prepared.changes:
-            yield Notice("coerced", "; ".join(prepared.changes))
+            yield Notice(Code.COERCED, "; ".join(prepared.changes))
         if prepared.invented:
             shown = ", ".join(c.name for c in prepared.invented)
-            yield Notice("invented_tool", f"not run: no tool named {shown}")
+            yield Notice(Code.INVENTED_TOOL, f"not run: no tool named {shown}")
             if "invented" not in nudged and not last_turn:
                 # Code decides: a tool that does not exist is never run. Ask once, in the
                 # model's own terms, for the answer or the listed tool it meant.
@@ -533,7 +534,7 @@ async def run_loop(
             try:
                 more = await engine.generate(asked, None, **settings.params)
             except EngineError as exc:
-                yield Notice("more_calls", f"could not ask for more calls: {exc}")
+                yield Notice(Code.MORE_CALLS, f"could not ask for more calls: {exc}")
             else:
                 usage = usage + more.usage
                 found = extract_calls(more, known, codeact=settings.codeact).calls
@@ -542,7 +543,7 @@ async def run_loop(
                 if extra:
                     shown = ", ".join(call_text(c.name, c.arguments) for c in extra)
                     yield Notice(
-                        "more_calls", f"asked once for the calls the request needs: {shown}"
+                        Code.MORE_CALLS, f"asked once for the calls the request needs: {shown}"
                     )
                     calls = [*calls, *extra]
         parsed.calls = calls
@@ -557,12 +558,12 @@ async def run_loop(
                 history.append(Message("assistant", text))
                 _finish(recorder, history, ctx, "failed", text)
                 yield Notice(
-                    "repeated_call", f"the model kept repeating {shown}; showing its result"
+                    Code.REPEATED_CALL, f"the model kept repeating {shown}; showing its result"
                 )
                 yield Final(text, "loop", usage, _ms(started), turn)
                 return
             yield Notice(
-                "repeated_call", f"{shown} already ran; asking for the answer without tools"
+                Code.REPEATED_CALL, f"{shown} already ran; asking for the answer without tools"
             )
             answer_mode = True
             continue
@@ -571,7 +572,7 @@ async def run_loop(
             history.append(Message("assistant", parsed.text))
             _finish(recorder, history, ctx, "failed", f"max_turns: still calling {names}")
             yield Notice(
-                "max_turns", f"stopped after {turn} turns; the model still wanted: {names}"
+                Code.MAX_TURNS, f"stopped after {turn} turns; the model still wanted: {names}"
             )
             yield Final(
                 f"I stopped after {turn} turns (max_turns) without a final answer; "
@@ -595,7 +596,7 @@ async def run_loop(
                 result = _skipped(call)
             elif (reason := guard.check(call)) is not None:
                 result = _blocked(call, reason)
-                yield Notice("loop_blocked", reason)
+                yield Notice(Code.LOOP_BLOCKED, reason)
                 answer_mode = True
             else:
                 result = await _execute(call, executor, ctx, recorder)

@@ -33,6 +33,7 @@ from lar.tools.base import ToolContext
 from lar.tools.builtin.interaction import CHECKPOINT_KEY
 from lar.tools.executor import Approver, ToolExecutor
 from lar.types import (
+    Code,
     ContextCompressed,
     ErrorEvent,
     Event,
@@ -285,7 +286,7 @@ class Session:
             return []
         return [
             Notice(
-                "consolidated",
+                Code.CONSOLIDATED,
                 f"memory: consolidated {done.turns} turns ({len(done.facts)} facts)",
             )
         ]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lar.calling.coerce import coerce_call, fan_out, fold_name, resolve_name
-from lar.types import ToolCall
+from lar.types import Code, ToolCall
 
 if TYPE_CHECKING:
     from lar.calling.relevance import OffTopic, Relevance
@@ -31,12 +31,12 @@ __all__ = [
     "review_first_calls",
     "near_name",
     "invented_nudge",
-    "described_call",
+    Code.DESCRIBED_CALL,
     "DESCRIBED_NUDGE",
-    "echoed_error",
+    Code.ECHOED_ERROR,
     "error_nudge",
     "error_in_words",
-    "echoed_result",
+    Code.ECHOED_RESULT,
     "ECHO_NUDGE",
     "ungrounded_nudge",
     "MORE_CALLS_NUDGE",
@@ -234,7 +234,7 @@ class Correction:
 
     kind: str
     """Each kind is given once per run ("" for one that is not counted)."""
-    code: str
+    code: Code
     """The ``Notice`` code."""
     message: str
     nudge: str = ""
@@ -265,18 +265,18 @@ def review_answer(
         talked = described_call(answer, tools)
         if talked is not None:
             return Correction(
-                "described", "described_call", f"the model described a call to {talked}",
+                "described", Code.DESCRIBED_CALL, f"the model described a call to {talked}",
                 DESCRIBED_NUDGE,
             )  # fmt: skip
     if protocol and not last_turn and "echo" not in nudged and echoed_result(answer, results):
         return Correction(
-            "echo", "echoed_result", "the model repeated a tool result as its answer", ECHO_NUDGE
+            "echo", Code.ECHOED_RESULT, "the model repeated a tool result as its answer", ECHO_NUDGE
         )
     if errors and echoed_error(answer, [c for _, c in errors]):
         name, content = errors[-1]
         if "error" not in nudged and not last_turn:
             return Correction(
-                "error", "echoed_error", f"the model repeated the error of {name}",
+                "error", Code.ECHOED_ERROR, f"the model repeated the error of {name}",
                 error_nudge(name, content),
             )  # fmt: skip
         return error_in_words(name, content)
@@ -304,20 +304,20 @@ def review_first_calls(
     if len(off) < len(calls):
         fitting = [c for c, v in zip(calls, verdicts, strict=True) if v is None]
         return fitting, Correction(
-            "", "deferred_call", f"not run: {shown}; the calls that fit run first"
+            "", Code.DEFERRED_CALL, f"not run: {shown}; the calls that fit run first"
         )
     invented = [(c.name, arg, c.arguments[arg]) for c, v in off for arg in v.invented]
     if invented and "ungrounded" not in nudged:
         return [], Correction(
             "ungrounded",
-            "ungrounded_call",
+            Code.UNGROUNDED_CALL,
             f"not run: invented values (similarity {shown}); asking once for the call that "
             "finds them, or the answer",
             ungrounded_nudge(invented),
         )
     return [], Correction(
         "",
-        "off_topic_call",
+        Code.OFF_TOPIC_CALL,
         f"not run: unrelated to the request (similarity {shown}; threshold "
         f"{relevance.threshold:.2f}, values checked under {relevance.grounded_above:.2f}); "
         "asking for the answer without tools",

@@ -21,7 +21,7 @@ from typing import Any
 from lar.tools.base import Permission, Tool, ToolArgumentError, ToolContext
 from lar.tools.breaker import CircuitBreaker
 from lar.tools.staging import CannotStage, Staged
-from lar.types import ToolCall, ToolError, ToolResult
+from lar.types import Code, ToolCall, ToolError, ToolResult
 
 __all__ = ["ToolExecutor", "Approver", "DEFAULT_CLIP_CHARS"]
 
@@ -92,7 +92,7 @@ class ToolExecutor:
 
     @staticmethod
     def _fail(
-        call: ToolCall, code: str, error: str, detail: str, *, ran: bool = False
+        call: ToolCall, code: Code, error: str, detail: str, *, ran: bool = False
     ) -> ToolResult:
         err = ToolError(error=error, detail=detail, code=code)
         content = json.dumps({"error": error, "detail": detail, "code": code}, ensure_ascii=False)
@@ -141,7 +141,7 @@ class ToolExecutor:
         tool = self.tools.get(call.name)
         if tool is None or not self.allowed(call.name):
             names = ", ".join(t.name for t in self.visible()) or "none"
-            code = "unknown_tool" if tool is None else "not_allowed"
+            code = Code.UNKNOWN_TOOL if tool is None else Code.NOT_ALLOWED
             return self._fail(
                 call, code, f"no tool named {call.name!r}", f"available tools: {names}"
             )
@@ -149,7 +149,7 @@ class ToolExecutor:
             wait = self.breaker.retry_in(tool.name)
             return self._fail(
                 call,
-                "circuit_open",
+                Code.CIRCUIT_OPEN,
                 f"{tool.name} is unavailable",
                 f"it failed {self.breaker.threshold} times in a row; retry in {wait:.0f}s "
                 "or do without it",
@@ -157,14 +157,14 @@ class ToolExecutor:
         try:
             kwargs = tool.validate(call.arguments)
         except ToolArgumentError as exc:
-            return self._fail(call, "invalid_arguments", "invalid arguments", str(exc))
+            return self._fail(call, Code.INVALID_ARGUMENTS, "invalid arguments", str(exc))
         permission = self.permissions.get(tool.name, tool.permission)
         if tool.danger is not None:
             verdict = tool.danger(kwargs, ctx)
             if verdict.level == "refuse":  # hard line: not even --yes or a policy runs these
                 return self._fail(
                     call,
-                    "refused",
+                    Code.REFUSED,
                     "refused: this is never run",
                     "; ".join(verdict.reasons) + ". Do not try a variant of it.",
                 )
@@ -173,7 +173,7 @@ class ToolExecutor:
         if permission == "auth" and tool.name not in self._credentials:
             return self._fail(
                 call,
-                "denied",
+                Code.DENIED,
                 f"{tool.name} needs a credential",
                 f"no credential is configured for it (tools.credentials.{tool.name} in "
                 "config.yaml); answer without it",
@@ -183,7 +183,7 @@ class ToolExecutor:
     def _declined(self, call: ToolCall, tool: Tool, permission: Permission) -> ToolResult:
         return self._fail(
             call,
-            "denied",
+            Code.DENIED,
             "the user did not allow this call",
             f"{tool.name} needs confirmation ({permission}); do not retry it, "
             "answer without it or explain what you need",
@@ -201,7 +201,7 @@ class ToolExecutor:
             self.breaker.record(tool.name, ok=False)
             return self._fail(
                 call,
-                "timeout",
+                Code.TIMEOUT,
                 "tool timed out",
                 f"{tool.name} did not finish in {tool.timeout_s:g}s",
                 ran=True,
@@ -211,7 +211,7 @@ class ToolExecutor:
                 self.breaker.record(tool.name, ok=False)
             return self._fail(
                 call,
-                "tool_error",
+                Code.TOOL_ERROR,
                 f"{tool.name} failed",
                 f"{type(exc).__name__}: {exc}",
                 ran=not isinstance(exc, PermissionError),
@@ -228,7 +228,7 @@ class ToolExecutor:
             await asyncio.to_thread(staged.discard)
             return self._fail(
                 call,
-                "denied",
+                Code.DENIED,
                 "the user did not apply this call's changes",
                 f"{tool.name} ran on a copy of the workspace; it {staged.changes.summary()}. "
                 "Nothing was applied and its output is withheld; do not retry it, answer "
@@ -239,7 +239,7 @@ class ToolExecutor:
         except OSError as exc:
             return self._fail(
                 call,
-                "tool_error",
+                Code.TOOL_ERROR,
                 f"{tool.name}'s changes could not all be applied",
                 f"{type(exc).__name__}: {exc}; `lar undo` puts the workspace back as it was",
                 ran=True,
