@@ -161,3 +161,17 @@ def test_lar_eval_loads_bfcl_files_and_scores_them_by_bfcl_rules() -> None:
     assert len(loaded) == sum(len(cases(c)) for c in [*ANSWERED, "irrelevance"])
     case = next(c for c in loaded if c.expect["bfcl"] == "parallel")
     assert score_case(case, canonical(case.expect["answer"])[::-1], "") == (True, "ok")
+
+
+def test_the_frozen_test_set_has_its_non_english_slice() -> None:
+    """At least 40 cases in five languages, other tools than the dev set's."""
+    from collections import Counter
+
+    from lar.evals.toolcalls import default_suites
+
+    root = default_suites().parent
+    test = load_suites([root / "test"])
+    languages = Counter(c.id.split("-")[0] for c in test)
+    assert sum(languages.values()) >= 40 and set(languages) >= {"pt", "es", "fr", "de", "zh"}
+    dev_tools = {t["name"] for c in load_suites([default_suites()]) for t in c.tools}
+    assert not dev_tools & {t["name"] for c in test for t in c.tools}
