@@ -193,36 +193,7 @@ _NO: Any = _No()
 def _convert(value: Any, types: set[str]) -> Any:
     """One scalar conversion into one of ``types``, or ``_NO``."""
     if isinstance(value, str):
-        text = value.strip()
-        if "integer" in types:
-            n = _number(text)
-            if isinstance(n, int):
-                return n
-            if isinstance(n, float) and n.is_integer():
-                return int(n)  # "7.0"; "2.5" is never rounded
-        if "number" in types:
-            n = _number(text)
-            if n is not None:
-                return n
-        if "boolean" in types:
-            if text.lower() in _TRUE:
-                return True
-            if text.lower() in _FALSE:
-                return False
-        if ("array" in types and text.startswith("[")) or (
-            "object" in types and text.startswith("{")
-        ):
-            try:
-                loaded = json.loads(text)
-            except (ValueError, RecursionError):
-                loaded = _NO
-            if isinstance(loaded, list) and "array" in types:
-                return loaded
-            if isinstance(loaded, dict) and "object" in types:
-                return loaded
-        if "array" in types:
-            return [value]
-        return _NO
+        return _from_text(value, types)
     if isinstance(value, float) and not isinstance(value, bool) and "integer" in types:
         if value.is_integer():
             return int(value)
@@ -231,6 +202,48 @@ def _convert(value: Any, types: set[str]) -> Any:
         return str(value)
     if "array" in types and not isinstance(value, list) and value is not None:
         return [value]
+    return _NO
+
+
+def _from_text(value: str, types: set[str]) -> Any:
+    """A string into a number, boolean, JSON array/object or one-item array, or ``_NO``."""
+    text = value.strip()
+    if "integer" in types:
+        n = _number(text)
+        if isinstance(n, int):
+            return n
+        if isinstance(n, float) and n.is_integer():
+            return int(n)  # "7.0"; "2.5" is never rounded
+    if "number" in types:
+        n = _number(text)
+        if n is not None:
+            return n
+    if "boolean" in types:
+        if text.lower() in _TRUE:
+            return True
+        if text.lower() in _FALSE:
+            return False
+    loaded = _json_container(text, types)
+    if loaded is not _NO:
+        return loaded
+    if "array" in types:
+        return [value]
+    return _NO
+
+
+def _json_container(text: str, types: set[str]) -> Any:
+    if not (
+        ("array" in types and text.startswith("[")) or ("object" in types and text.startswith("{"))
+    ):
+        return _NO
+    try:
+        loaded = json.loads(text)
+    except (ValueError, RecursionError):
+        return _NO
+    if isinstance(loaded, list) and "array" in types:
+        return loaded
+    if isinstance(loaded, dict) and "object" in types:
+        return loaded
     return _NO
 
 

@@ -162,34 +162,40 @@ class _Parser:
             return self.calls_from_obj(inner, tagged=True, raw=raw, fmt=fmt)
         name_key = next((k for k in _NAME_KEYS if isinstance(obj.get(k), str) and obj[k]), None)
         if name_key is not None:
-            name = obj[name_key]
-            if name.strip().lower() in _REACT_FINISH and name not in self.known:
-                return False
-            arg_key = next((k for k in _ARG_KEYS if k in obj), None)
-            if arg_key is not None:
-                args = self._args_value(obj[arg_key])
-                if args is None and isinstance(obj[arg_key], list) and name in self.known:
-                    params = list(self.known[name])  # positional: [17, 25] → {"a": 17, "b": 25}
-                    if len(obj[arg_key]) <= len(params):
-                        args = dict(zip(params, obj[arg_key], strict=False))
-                if args is None:
-                    args = {"input": obj[arg_key]} if tagged or name in self.known else None
-                if args is None:
-                    return False
-            elif name in self.known or tagged:
-                args = {k: v for k, v in obj.items() if k not in (name_key, "type", "id")}
-            else:
-                return False
-            if not tagged and name not in self.known and arg_key is None:
-                return False
-            self._add(name, args, raw, fmt)
-            return True
+            return self._named_call(obj, name_key, tagged=tagged, raw=raw, fmt=fmt)
         if len(obj) == 1:
             ((name, value),) = obj.items()
             if name in self.known and isinstance(value, dict):
                 self._add(name, value, raw, fmt)
                 return True
         return False
+
+    def _named_call(
+        self, obj: dict[str, Any], name_key: str, *, tagged: bool, raw: str, fmt: str
+    ) -> bool:
+        """``{"name": …, "arguments": …}`` and its many spellings (see ``calls_from_obj``)."""
+        name = obj[name_key]
+        if name.strip().lower() in _REACT_FINISH and name not in self.known:
+            return False
+        arg_key = next((k for k in _ARG_KEYS if k in obj), None)
+        if arg_key is not None:
+            args = self._args_value(obj[arg_key])
+            if args is None and isinstance(obj[arg_key], list) and name in self.known:
+                params = list(self.known[name])  # positional: [17, 25] → {"a": 17, "b": 25}
+                if len(obj[arg_key]) <= len(params):
+                    args = dict(zip(params, obj[arg_key], strict=False))
+            if args is None:
+                args = {"input": obj[arg_key]} if tagged or name in self.known else None
+            if args is None:
+                return False
+        elif name in self.known or tagged:
+            args = {k: v for k, v in obj.items() if k not in (name_key, "type", "id")}
+        else:
+            return False
+        if not tagged and name not in self.known and arg_key is None:
+            return False
+        self._add(name, args, raw, fmt)
+        return True
 
     def _taken(self, start: int, end: int) -> bool:
         return any(s < end and start < e for s, e in self.spans)

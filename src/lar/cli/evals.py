@@ -87,53 +87,17 @@ def eval_command(
     """
     from lar.config import load_config
     from lar.engines.factory import build_engine
-    from lar.evals.toolcalls import (
-        CaseResult,
-        SuiteError,
-        default_suites,
-        footprint,
-        load_suites,
-        run_case,
-        summarize,
-    )
-    from lar.registry import load_plugins
+    from lar.evals.toolcalls import run_case
 
     if track not in ("native", "protocol", "both"):
         print_error(LarError(f"--track must be native, protocol or both (got {track!r})"))
         raise typer.Exit(2)
-    try:
-        load_plugins()
-        config = load_config()
-        cases = load_suites(suite or [default_suites()])
-    except LarError as exc:
-        print_error(exc)
-        raise typer.Exit(2) from None
-    if category:
-        cases = [c for c in cases if c.category in category]
-    cases = cases[:limit] if limit else cases
-    if not cases:
-        print_error(LarError("no cases left to run (check --category)"))
-        raise typer.Exit(2)
+    cases = _cases(suite, category, limit)
+    config = load_config()
     tracks = ["native", "protocol"] if track == "both" else [track]
     out = Console(highlight=False)
-    done: dict[tuple[str, str], CaseResult] = {}
-    if resume and json_out is None:
-        print_error(LarError("--resume needs --json FILE: the results to go on from"))
-        raise typer.Exit(2)
-    if resume and json_out is not None and json_out.exists():
-        by_id = {c.id: c for c in cases}
-        try:
-            done = _read_results(json_out, by_id)
-        except SuiteError as exc:
-            print_error(exc)
-            raise typer.Exit(2) from None
-    sink = None
-    if json_out is not None:
-        try:
-            sink = json_out.open("a" if resume else "w", encoding="utf-8")
-        except OSError as exc:
-            print_error(LarError(f"{json_out}: cannot write: {exc}"))
-            raise typer.Exit(2) from None
+    done = _done(json_out, resume, cases)
+    sink = _sink(json_out, resume)
     try:
         engine = build_engine(config, model)
     except LarError as exc:
@@ -156,40 +120,91 @@ def eval_command(
                         sink.flush()
                 results.append(result)
                 bar.advance(task)
-        table = Table(
-            "category", "cases", "accuracy", "abstained right", "tokens/task", "ms/task",
-            "repaired", "coerced", title=f"{engine.name} — {tr} track",
-        )  # fmt: skip
-        for s in summarize(results):
-            abst = ""
-            if s.category in ("abstain", "all"):
-                rs = [r for r in results if r.case.expect.get("abstain")]
-                if s.category == "abstain" or rs:
-                    right = sum(1 for r in rs if not r.calls)
-                    abst = f"{right}/{len(rs)}" if rs else ""
-            table.add_row(
-                s.category, str(s.cases), f"{s.accuracy:.1%}", abst, f"{s.tokens:.0f}",
-                f"{s.latency_ms:.0f}",
-                f"{s.repaired}/{s.with_calls}" if s.with_calls else "0",
-                f"{s.coerced}/{s.with_calls}" if s.with_calls else "0",
-            )  # fmt: skip
-        out.print(table)
-        parts = footprint(results)
-        if parts:
-            shares = Table(
-                *parts, "total", title=f"prompt footprint, first call of a task — {tr} track"
-            )
-            shares.add_row(*(f"{v:.0f}" for v in parts.values()), f"{sum(parts.values()):.0f}")
-            out.print(shares)
-        if failures:
-            for r in results:
-                if not r.ok:
-                    out.print(f"  {r.case.id} ({r.case.category}): {escape(short(r.why, 140))}")
+        _print_track(out, f"{engine.name} — {tr} track", results, failures)
     for runner in runners:
         runner.close()
     if sink is not None:
         sink.close()
         out.print(f"results: {json_out}")
+
+
+def _cases(suite: list[Path] | None, category: list[str] | None, limit: int | None) -> list[Any]:
+    """The cases to run; a bad suite or config stops with exit 2."""
+    from lar.config import load_config
+    from lar.evals.toolcalls import default_suites, load_suites
+    from lar.registry import load_plugins
+
+    try:
+        load_plugins()
+        load_config()  # a broken config stops here, before anything runs
+        cases = load_suites(suite or [default_suites()])
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
+    if category:
+        cases = [c for c in cases if c.category in category]
+    cases = cases[:limit] if limit else cases
+    if not cases:
+        print_error(LarError("no cases left to run (check --category)"))
+        raise typer.Exit(2)
+    return cases
+
+
+def _done(json_out: Path | None, resume: bool, cases: list[Any]) -> dict[tuple[str, str], Any]:
+    from lar.evals.toolcalls import SuiteError
+
+    if resume and json_out is None:
+        print_error(LarError("--resume needs --json FILE: the results to go on from"))
+        raise typer.Exit(2)
+    if not (resume and json_out is not None and json_out.exists()):
+        return {}
+    try:
+        return _read_results(json_out, {c.id: c for c in cases})
+    except SuiteError as exc:
+        print_error(exc)
+        raise typer.Exit(2) from None
+
+
+def _sink(json_out: Path | None, resume: bool) -> Any:
+    if json_out is None:
+        return None
+    try:
+        return json_out.open("a" if resume else "w", encoding="utf-8")
+    except OSError as exc:
+        print_error(LarError(f"{json_out}: cannot write: {exc}"))
+        raise typer.Exit(2) from None
+
+
+def _print_track(out: Console, title: str, results: list[Any], failures: bool) -> None:
+    from lar.evals.toolcalls import footprint, summarize
+
+    table = Table(
+        "category", "cases", "accuracy", "abstained right", "tokens/task", "ms/task",
+        "repaired", "coerced", title=title,
+    )  # fmt: skip
+    for s in summarize(results):
+        abst = ""
+        if s.category in ("abstain", "all"):
+            rs = [r for r in results if r.case.expect.get("abstain")]
+            if s.category == "abstain" or rs:
+                right = sum(1 for r in rs if not r.calls)
+                abst = f"{right}/{len(rs)}" if rs else ""
+        table.add_row(
+            s.category, str(s.cases), f"{s.accuracy:.1%}", abst, f"{s.tokens:.0f}",
+            f"{s.latency_ms:.0f}",
+            f"{s.repaired}/{s.with_calls}" if s.with_calls else "0",
+            f"{s.coerced}/{s.with_calls}" if s.with_calls else "0",
+        )  # fmt: skip
+    out.print(table)
+    parts = footprint(results)
+    if parts:
+        shares = Table(*parts, "total", title=f"prompt footprint, first call of a task — {title}")
+        shares.add_row(*(f"{v:.0f}" for v in parts.values()), f"{sum(parts.values()):.0f}")
+        out.print(shares)
+    if failures:
+        for r in results:
+            if not r.ok:
+                out.print(f"  {r.case.id} ({r.case.category}): {escape(short(r.why, 140))}")
 
 
 def _read_results(path: Path, cases: dict[str, Any]) -> dict[tuple[str, str], Any]:

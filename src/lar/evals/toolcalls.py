@@ -76,6 +76,30 @@ class Case:
 
 
 def _check(data: Any, where: str) -> Case:
+    _check_keys(data, where)
+    names = _check_tools(data["tools"], where)
+    expect = data["expect"]
+    _check_expect(expect, names, where)
+    results = data.get("results", {})
+    if not isinstance(results, dict):
+        raise SuiteError(f"{where}: results must map tool names to what they return")
+    case = Case(
+        str(data["id"]),
+        data["category"],
+        data["question"],
+        data["tools"],
+        expect,
+        results,
+        source=where,
+    )
+    try:
+        build_tools(case)
+    except LarError as exc:
+        raise SuiteError(f"{where}: {exc}") from None
+    return case
+
+
+def _check_keys(data: Any, where: str) -> None:
     if not isinstance(data, dict):
         raise SuiteError(f"{where}: a case must be a JSON object, not {type(data).__name__}")
     unknown = set(data) - _CASE_KEYS
@@ -92,7 +116,9 @@ def _check(data: Any, where: str) -> Case:
         )
     if not isinstance(data["question"], str) or not data["question"].strip():
         raise SuiteError(f"{where}: question must be a non-empty string")
-    tools = data["tools"]
+
+
+def _check_tools(tools: Any, where: str) -> list[str]:
     if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
         raise SuiteError(f"{where}: tools must be a list of objects")
     names = []
@@ -100,7 +126,10 @@ def _check(data: Any, where: str) -> Case:
         if not isinstance(t.get("name"), str):
             raise SuiteError(f"{where}: tools[{i}] needs a name")
         names.append(t["name"])
-    expect = data["expect"]
+    return names
+
+
+def _check_expect(expect: Any, names: list[str], where: str) -> None:
     if not isinstance(expect, dict) or not expect:
         raise SuiteError(
             f"{where}: expect must be an object with calls, abstain or answer_contains"
@@ -119,23 +148,6 @@ def _check(data: Any, where: str) -> Case:
             )
     if expect.get("abstain") and expect.get("calls"):
         raise SuiteError(f"{where}: expect cannot both abstain and list calls")
-    results = data.get("results", {})
-    if not isinstance(results, dict):
-        raise SuiteError(f"{where}: results must map tool names to what they return")
-    case = Case(
-        str(data["id"]),
-        data["category"],
-        data["question"],
-        tools,
-        expect,
-        results,
-        source=where,
-    )
-    try:
-        build_tools(case)
-    except LarError as exc:
-        raise SuiteError(f"{where}: {exc}") from None
-    return case
 
 
 def load_suite(path: Path) -> list[Case]:
