@@ -49,7 +49,7 @@ _LAZY = {
     "Agent": "lar.agents.agent",
     "Runner": "lar.agents.runner",
     "Session": "lar.agents.session",
-    "RunResult": "lar.agents.session",
+    "RunResult": "lar.agents.results",
     "tool": "lar.tools.base",
     "Tool": "lar.tools.base",
     "ToolContext": "lar.tools.base",
@@ -72,8 +72,9 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from lar.agents.agent import Agent
+    from lar.agents.results import RunResult
     from lar.agents.runner import Runner
-    from lar.agents.session import RunResult, Session
+    from lar.agents.session import Session
     from lar.config import LarConfig, load_config
     from lar.engines.failover import FailoverEngine
     from lar.engines.llamacpp import LlamaCppEngine

@@ -16,7 +16,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from lar.calling.protocol import clean_answer, parse
+from lar.calling.prompt import clean_answer
+from lar.calling.protocol import parse
 from lar.repair import load_json
 
 CORPUS = Path(__file__).with_name("corpus") / "formats.jsonl"

@@ -23,8 +23,9 @@ from lar.tools.base import Tool
 
 if TYPE_CHECKING:
     from lar.agents.loop import LoopSettings
+    from lar.agents.results import PromptPreview, RunResult
     from lar.agents.runner import Progress, Runner
-    from lar.agents.session import PromptPreview, RunResult, Session
+    from lar.agents.session import Session
     from lar.agents.state import TaskStore
     from lar.config import LarConfig
     from lar.engines.base import Engine
@@ -341,7 +342,7 @@ class Agent:
 
 def __getattr__(name: str) -> Any:
     if name in ("RunResult", "PromptPreview", "resolve_track"):
-        from lar.agents import session
+        from lar.agents import results
 
-        return getattr(session, name)
+        return getattr(results, name)
     raise AttributeError(name)

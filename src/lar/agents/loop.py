@@ -36,12 +36,12 @@ from lar.calling.prompt import (
     REPLY_TOOL,
     answer_mode_note,
     call_text,
+    clean_answer,
     fold_tool_results,
     has_reply,
     protocol_system_prompt,
     take_reply,
 )
-from lar.calling.protocol import clean_answer
 from lar.calling.relevance import Relevance
 from lar.engines.base import Engine
 from lar.errors import EngineError

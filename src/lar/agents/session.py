@@ -10,10 +10,10 @@ import secrets
 import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lar.agents.blocking import Stepper
 from lar.agents.context import PER_MESSAGE, MemoryParts, TokenCounter
 from lar.agents.loop import (
     DEFAULT_SYSTEM_PROMPT,
@@ -25,16 +25,16 @@ from lar.agents.loop import (
     run_loop,
     system_message,
 )
+from lar.agents.results import PromptPreview, RunResult, failure_error, resolve_track
 from lar.agents.state import TaskRecorder
 from lar.engines.base import Engine, exclusive_loop
-from lar.errors import EngineError, LarError, RunInterrupted
+from lar.errors import LarError
 from lar.memory.consolidate import Consolidated, consolidate, due_sessions, log_turn
 from lar.tools.base import ToolContext
 from lar.tools.builtin.interaction import CHECKPOINT_KEY
 from lar.tools.executor import Approver, ToolExecutor
 from lar.types import (
     Code,
-    ContextCompressed,
     ErrorEvent,
     Event,
     ExecutedCall,
@@ -46,7 +46,6 @@ from lar.types import (
     ToolCall,
     ToolCallFinished,
     ToolCallStarted,
-    Usage,
 )
 
 if TYPE_CHECKING:
@@ -55,47 +54,7 @@ if TYPE_CHECKING:
     from lar.memory.agent_memory import AgentMemory
     from lar.routing import Decision
 
-__all__ = ["Session", "RunResult", "PromptPreview", "resolve_track"]
-
-
-@dataclass(slots=True)
-class RunResult:
-    text: str
-    tool_calls: list[ExecutedCall]
-    stop_reason: str
-    usage: Usage
-    latency_ms: float
-    turns: int
-    events: list[Event] = field(default_factory=list)
-    error: str | None = None
-    failure: ErrorEvent | None = None
-    """The failure with its type and fields (status, retryable, engine, tool), if any."""
-    run_id: str = ""
-    """The task and trace id (``lar trace show ID``, ``agent.feedback(ID, +1)``)."""
-
-
-@dataclass(slots=True)
-class PromptPreview:
-    messages: list[Message]
-    tokens: dict[str, int]  # system, history, memory, tools
-    limits: dict[str, int]
-    total: int
-    n_ctx: int
-    reserve: int
-    exact: bool  # counted by the model's tokenizer (else estimated)
-    events: list[ContextCompressed]
-
-
-def resolve_track(engine: Engine, requested: str | None) -> Track:
-    """Explicit choice, else the catalog's word, else protocol for local GGUF, native for APIs."""
-    from lar.engines.catalog import lookup
-
-    if requested in ("native", "protocol"):
-        return requested  # type: ignore[return-value]
-    info = lookup(engine.name) or lookup(engine.model)
-    if info is not None:
-        return "native" if info.native_tools else "protocol"
-    return "protocol" if engine.kind in ("llamacpp", "scripted") else "native"
+__all__ = ["Session"]
 
 
 Model = tuple[Engine, Track, LoopSettings]
@@ -141,9 +100,7 @@ class Session:
         self.last_decision: Decision | None = None
         self._models: dict[str, Model] = {}
         self._current: Model | None = None
-        self._step: asyncio.Task[Event] | None = None  # the step of the blocking iterator
-        self._interrupted = False
-        self._run_id = ""
+        self._stepper = Stepper()  # the blocking iterator, interruptible
 
     # --- the model of a run ------------------------------------------------------------------
 
@@ -464,7 +421,7 @@ class Session:
                 final = event
         assert final is not None
         if final.stop_reason == "error":
-            raise _failure_error(failure, self.engine.name)
+            raise failure_error(failure, self.engine.name)
         return RunResult(
             text=final.text,
             tool_calls=executed,
@@ -508,45 +465,7 @@ class Session:
         return self._iterate(self.aresume(task_id))
 
     def _iterate(self, agen: AsyncIterator[Event]) -> Iterator[Event]:
-        loop = self.runner.event_loop()
-        self._interrupted = False
-
-        async def step() -> Event:
-            return await anext(agen)
-
-        try:
-            while True:
-                if self._interrupted:
-                    raise RunInterrupted(self._run_id)
-                task = loop.create_task(step())
-                self._step = task
-                try:
-                    event = loop.run_until_complete(task)
-                except StopAsyncIteration:
-                    return
-                except asyncio.CancelledError:
-                    if not self._interrupted:
-                        raise
-                    raise RunInterrupted(self._run_id) from None
-                except KeyboardInterrupt:
-                    # Ctrl-C with Python's own handler (lar chat, a script): stop the step the
-                    # same way, so the generator is not left running and the task is resumable.
-                    self._interrupted = True
-                    task.cancel()
-                    try:
-                        loop.run_until_complete(task)
-                    except BaseException:  # noqa: BLE001, S110 - the step is being stopped
-                        pass
-                    raise RunInterrupted(self._run_id) from None
-                finally:
-                    self._step = None
-                if isinstance(event, RunStarted):
-                    self._run_id = event.run_id
-                yield event
-        finally:
-            # The step is done (or was never started), so the generator is not running: its
-            # cleanup (the task marked interrupted, sandbox processes killed) runs here.
-            loop.run_until_complete(_aclose(agen))
+        return self._stepper.iterate(self.runner.event_loop(), agen)
 
     def interrupt(self) -> None:
         """Stop the run in progress at its next await: safe from a signal handler or a thread.
@@ -554,10 +473,7 @@ class Session:
         The task is left ``interrupted`` (resumable with ``lar resume``) and the blocking
         iterator raises :class:`RunInterrupted`. Running sandbox processes are killed.
         """
-        self._interrupted = True
-        step, loop = self._step, self.runner._loop
-        if step is not None and loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(step.cancel)
+        self._stepper.interrupt()
 
     def close(self) -> None:
         """Release the session's tool threads (the runner keeps engines and stores)."""
@@ -568,29 +484,6 @@ class Session:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _failure_error(failure: ErrorEvent | None, engine: str) -> LarError:
-    """The typed exception for a failed run, chained from its cause where this process has it."""
-    if failure is None:
-        return EngineError(engine, "the run failed")
-    if failure.kind == "EngineError" or failure.code == "engine_error":
-        error: LarError = EngineError(
-            failure.engine or engine,
-            failure.message.removeprefix(f"{failure.engine}: "),
-            status=failure.status,
-            retryable=failure.retryable,
-        )
-    else:
-        error = LarError(failure.message)
-    error.__cause__ = failure.cause
-    return error
-
-
-async def _aclose(agen: AsyncIterator[Event]) -> None:
-    close = getattr(agen, "aclose", None)
-    if close is not None:
-        await close()
 
 
 def _final_text(messages: list[Message]) -> str:

@@ -7,6 +7,7 @@ Python-like signature line carries the same information in a tenth of the space.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ __all__ = [
     "REPLY_TOOL",
     "has_reply",
     "take_reply",
+    "clean_answer",
 ]
 
 
@@ -166,3 +168,21 @@ def fold_tool_results(messages: Sequence[Message]) -> list[Message]:
             continue
         out.append(m)
     return out
+
+
+_ECHO_TAG_RE = re.compile(r"</?tool_(?:result|response)[^>]*>", re.I)
+_ECHO_HEADER_RE = re.compile(r"^[^\S\n]*+[A-Za-z_][\w.\-]*+\(.*\) returned:[^\S\n]*+$", re.M)
+
+
+def clean_answer(text: str) -> str:
+    """Remove protocol markup a model copied into its answer.
+
+    Small models sometimes answer by echoing the ``<tool_result>`` block they were shown; the
+    user should see the data, not the markup.
+    """
+    for tail in (NEXT_STEP_TAIL.strip(), ANSWER_MODE_TAIL.strip()):
+        text = text.replace(tail, "")  # our own instruction, copied back
+    if "tool_re" not in text:
+        return text.strip()
+    cleaned = _ECHO_HEADER_RE.sub("", _ECHO_TAG_RE.sub("", text))
+    return re.sub(r"\n{3,}", "\n\n", cleaned).strip()

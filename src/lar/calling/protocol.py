@@ -31,7 +31,7 @@ from typing import Any
 from lar.repair import jsonable, load_json, too_deep
 from lar.types import ToolCall
 
-__all__ = ["ParseResult", "parse", "KnownTools", "clean_answer"]
+__all__ = ["ParseResult", "parse", "KnownTools"]
 
 KnownTools = Mapping[str, Sequence[str]]
 """Tool name → ordered parameter names (used to map positional arguments)."""
@@ -483,23 +483,3 @@ def parse(text: str, known: KnownTools | None = None, *, codeact: bool = False) 
         result.warnings.append(f"reply of {len(text)} characters: not searched for tool calls")
         return result
     return _Parser(text, known or {}, codeact).run()
-
-
-_ECHO_TAG_RE = re.compile(r"</?tool_(?:result|response)[^>]*>", re.I)
-_ECHO_HEADER_RE = re.compile(r"^[^\S\n]*+[A-Za-z_][\w.\-]*+\(.*\) returned:[^\S\n]*+$", re.M)
-
-
-def clean_answer(text: str) -> str:
-    """Remove protocol markup a model copied into its answer.
-
-    Small models sometimes answer by echoing the ``<tool_result>`` block they were shown; the
-    user should see the data, not the markup.
-    """
-    from lar.calling.prompt import ANSWER_MODE_TAIL, NEXT_STEP_TAIL
-
-    for tail in (NEXT_STEP_TAIL.strip(), ANSWER_MODE_TAIL.strip()):
-        text = text.replace(tail, "")  # our own instruction, copied back
-    if "tool_re" not in text:
-        return text.strip()
-    cleaned = _ECHO_HEADER_RE.sub("", _ECHO_TAG_RE.sub("", text))
-    return re.sub(r"\n{3,}", "\n\n", cleaned).strip()

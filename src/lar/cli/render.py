@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from lar.calling.prompt import call_text
+from lar.errors import ConfigError, LarError
 from lar.types import (
     ContextCompressed,
     ErrorEvent,
@@ -24,7 +26,7 @@ from lar.types import (
     ToolCallStarted,
 )
 
-__all__ = ["StagedLog", "console_err", "print_error", "short"]
+__all__ = ["StagedLog", "console_err", "print_error", "short", "model_progress", "exit_code"]
 
 
 @cache
@@ -102,3 +104,46 @@ class StagedLog:
             self.line(
                 f"done. total tokens {event.usage.total_tokens}, latency {event.latency_ms:.0f}ms"
             )
+
+
+class model_progress:  # noqa: N801 - used as a context manager, reads like a function
+    """A rich progress bar for the first-run assembly of the default model (stderr)."""
+
+    def __init__(self, quiet: bool, what: str = "the default model") -> None:
+        self.quiet = quiet
+        self.what = what
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __enter__(self) -> Any:
+        return None if self.quiet else self.update
+
+    def update(self, done: int, total: int) -> None:
+        if self.bar is None:
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+
+            self.bar = Progress(
+                TextColumn(f"assembling {self.what}"),
+                BarColumn(),
+                DownloadColumn(),
+                TimeRemainingColumn(),
+                console=console_err(),
+            )
+            self.bar.start()
+            self.task = self.bar.add_task("model", total=total)
+        self.bar.update(self.task, completed=done)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def exit_code(exc: LarError) -> int:
+    """2 for a bad configuration, 1 for any other failure."""
+    return 2 if isinstance(exc, ConfigError) else 1
