@@ -49,8 +49,13 @@ _MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
 # -I (no current directory or PYTHON* variables on its import path) from a directory of its own,
 # so nothing in the workspace is ever imported here; it enters the workspace only to exec.
 _LAUNCHER = """
-import json, os, resource, sys
+import ctypes, json, os, resource, sys
 cfg = json.loads(sys.argv[1])
+# Die with Lar from the first moment, not only once bwrap runs (--die-with-parent): a Lar
+# killed while this launcher starts would otherwise leave it to start the sandbox on its own.
+ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+if os.getppid() != cfg["parent"]:
+    os._exit(1)  # Lar died before the line above
 for name, value in cfg["limits"].items():
     resource.setrlimit(getattr(resource, name), (value, value))
 for group in cfg["cgroups"]:
@@ -384,6 +389,7 @@ async def run_sandboxed(argv: list[str], policy: SandboxPolicy) -> SandboxResult
         "env": env,
         "cgroups": [str(g) for g in groups],
         "cwd": str(policy.workspace),
+        "parent": os.getpid(),
     }
     seccomp = _seccomp_fd() if level == "bubblewrap" else None
     command = (_bwrap_args(policy, seccomp) if level == "bubblewrap" else []) + argv
