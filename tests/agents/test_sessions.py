@@ -4,6 +4,7 @@ description, and each Session's runs keep their own model, state, task and trace
 from __future__ import annotations
 
 import asyncio
+import gc
 import re
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from lar.agents.runner import Runner
 from lar.agents.state import TaskStore
 from lar.config import load_config
 from lar.testing import MockOpenAIServer, text_reply, tool_call_reply
+from lar.traces import TraceStore
 
 
 @tool
@@ -47,38 +49,38 @@ def test_ten_concurrent_sessions_of_one_agent_on_two_engines(tmp_path: Path) -> 
             f"  - {{name: beta, engine: openai, base_url: '{b.url}', track: native}}\n"
         )
         config = load_config(home=home)
-        runner = Runner(config=config, tasks=TaskStore(home / "lar.db"))
+        tasks, traces = TaskStore(home / "lar.db"), TraceStore(home / "lar.db")
+        runner = Runner(config=config, tasks=tasks, traces=traces)
         agent = Agent(tools=[add])
         sessions = [
             runner.session(agent, model="alpha" if i % 2 else "beta", workspace=tmp_path)
             for i in range(10)
         ]
 
-        async def everyone() -> list[Any]:
+        async def everyone() -> tuple[list[Any], list[Any]]:
             try:
-                return await asyncio.gather(
+                results = await asyncio.gather(
                     *(s.arun(f"What is {100 + i} + {7 * i}?") for i, s in enumerate(sessions))
                 )
+                return results, [traces.get(r.run_id) for r in results]
             finally:
                 for s in sessions:
-                    await s.engine.aclose()  # the clients belong to this event loop
+                    s.close()
+                await runner.aclose()  # the engines' clients belong to this event loop
 
-        results = asyncio.run(everyone())
+        results, kept = asyncio.run(everyone())
         assert len(a.requests) == len(b.requests) == 10  # two model calls per run on each
-    for i, (session, result) in enumerate(zip(sessions, results, strict=True)):
+    for i, (session, result, trace) in enumerate(zip(sessions, results, kept, strict=True)):
         name = "alpha" if i % 2 else "beta"
         assert result.text == f"{name} says {100 + i + 7 * i}", (i, result.text)
         assert [c.result for c in result.tool_calls] == [100 + i + 7 * i]
-        task = runner.tasks.get(result.run_id)  # type: ignore[union-attr]
+        task = tasks.get(result.run_id)
         assert task.status == "succeeded" and task.request == f"What is {100 + i} + {7 * i}?"
-        trace = runner.traces.get(result.run_id)  # type: ignore[union-attr]
         assert trace.session == session.session_id and trace.model == name
         assert trace.query == task.request and trace.answer == result.text
     assert len({r.run_id for r in results}) == 10
     assert agent.model is None  # the description is untouched by the sessions' choices
-    for s in sessions:
-        s.close()
-    runner.close()
+    gc.collect()  # a connection left open would warn here, in this test
 
 
 def test_an_agent_is_immutable_and_replace_makes_a_copy() -> None:
