@@ -66,6 +66,8 @@ class CatalogOverride(_Strict):
     local: bool | None = None
     """Whether it runs on this machine or network (default: llamacpp, or a loopback/private
     base_url); the router only picks a non-local model when ``router.allow_cloud`` is true."""
+    policies: list[str] | None = None
+    """The model's profile: the policies (lar.agents.policies) its replies get."""
 
 
 class ModelConfig(_Strict):
@@ -118,6 +120,9 @@ class AgentSettings(_Strict):
     off_topic_below: float | None = Field(0.15, ge=0.0, le=1.0)
     """Protocol track: first calls whose (narrow) tools all score below this similarity to the
     request are not run; the model answers without tools (lar.calling.relevance). null: off."""
+    policies: list[str] | None = None
+    """Policies for every model, replacing each model's profile; or edits of the profile when
+    every entry starts with ``-`` or ``+`` (``["-more_calls"]``). Names: ``lar eval --help``."""
 
 
 class SandboxSettings(_Strict):

@@ -270,6 +270,10 @@ class Notice:
     type: ClassVar[str] = "notice"
     code: Code
     message: str
+    policy: str = ""
+    """The policy that gave it (lar.agents.policy), if one did."""
+    numbers: dict[str, float] = field(default_factory=dict)
+    """What the policy measured: similarities, thresholds, counts."""
 
 
 @dataclass(slots=True)

@@ -391,8 +391,10 @@ def test_a_first_call_to_an_unrelated_tool_is_not_run_and_tools_are_withheld() -
     history: list[Message] = []
     result = a.run("What is the capital of France?", history=history)
     assert result.text == "Paris." and result.tool_calls == [] and calls == []
-    notices = {e.code: e.message for e in result.events if isinstance(e, Notice)}
-    assert "similarity add 0.04; threshold 0.15" in notices["off_topic_call"]
+    off = next(e for e in result.events if isinstance(e, Notice) and e.code == "off_topic_call")
+    assert "add: similarity 0.04 (threshold 0.15; a, b not in the conversation)" in off.message
+    assert off.policy == "off_topic"
+    assert off.numbers["similarity.add"] == pytest.approx(0.04, abs=0.01)
     assert "# Tools" in engine.calls[0][0].content
     assert "# Tools" not in engine.calls[1][0].content  # answer mode
     assert NO_TOOL_NOTE in engine.calls[1][0].content  # nothing ran: no "use that data"

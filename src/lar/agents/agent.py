@@ -69,6 +69,7 @@ class _Description:
     allowlist: tuple[str, ...] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     n_ctx: int | None = None
+    policies: tuple[str, ...] | None = None
 
 
 class Agent:
@@ -76,8 +77,10 @@ class Agent:
 
     Description: ``tools``, ``model`` (a configured model's name; None lets the router choose),
     ``track``, ``max_turns``, ``system_prompt``, ``allowlist``, ``temperature``, ``max_tokens``,
-    ``n_ctx``. How ``run`` runs it on its own: every other argument (see ``Runner`` and
-    ``Runner.session``); with ``base_url``, ``model`` is the model that endpoint serves.
+    ``n_ctx``, ``policies`` (names replacing the model profile's, or ``"-name"`` / ``"+name"``
+    edits of it; lar.agents.policies). How ``run`` runs it on its own: every other argument (see
+    ``Runner`` and ``Runner.session``); with ``base_url``, ``model`` is the model that endpoint
+    serves.
     """
 
     __slots__ = ("_d", "_how", "_own", "_served")
@@ -98,6 +101,7 @@ class Agent:
         temperature: float | None = None,
         max_tokens: int | None = None,
         n_ctx: int | None = None,
+        policies: Iterable[str] | None = None,
         base_url: str | None = None,
         api_key: str | None = None,
         engine: Engine | None = None,
@@ -128,6 +132,7 @@ class Agent:
             allowlist=tuple(allowlist) if allowlist is not None else None,
             params=params,
             n_ctx=n_ctx,
+            policies=tuple(policies) if policies is not None else None,
         )
         how = _HowToRun(
             engine, base_url, api_key, config, workspace, approver, ask_user,
@@ -176,6 +181,10 @@ class Agent:
     def n_ctx(self) -> int | None:
         return self._d.n_ctx
 
+    @property
+    def policies(self) -> tuple[str, ...] | None:
+        return self._d.policies
+
     def replace(self, **changes: Any) -> Agent:
         """A copy with some of the description changed (``tools``, ``model``, ``track`` …)."""
         from lar.tools.base import tool as make_tool
@@ -188,8 +197,9 @@ class Agent:
             changes["tools"] = tuple(
                 t if isinstance(t, Tool) else make_tool(t) for t in changes["tools"]
             )
-        if changes.get("allowlist") is not None:
-            changes["allowlist"] = tuple(changes["allowlist"])
+        for key in ("allowlist", "policies"):
+            if changes.get(key) is not None:
+                changes[key] = tuple(changes[key])
         copy = Agent.__new__(Agent)
         object.__setattr__(copy, "_d", _replace(self._d, **changes))
         object.__setattr__(copy, "_how", self._how)

@@ -18,17 +18,19 @@ from typing import Any, Literal
 
 from lar.agents.context import MemoryParts, TokenCounter, fit, render_memory
 from lar.agents.guard import LoopGuard, call_hash
-from lar.agents.state import Status, TaskRecorder
-from lar.calling.corrections import (
-    MORE_CALLS_NUDGE,
-    Correction,
-    invented_nudge,
-    more_calls,
-    names_several,
-    prepare,
-    review_answer,
-    review_first_calls,
+from lar.agents.policy import (
+    Finish,
+    Hook,
+    Policy,
+    Retry,
+    RunState,
+    Turn,
+    Verdict,
+    WithholdTools,
+    apply,
 )
+from lar.agents.state import Status, TaskRecorder
+from lar.calling.corrections import prepare
 from lar.calling.native import extract_calls
 from lar.calling.prompt import (
     ANSWER_MODE_TAIL,
@@ -66,7 +68,6 @@ from lar.types import (
     ToolError,
     ToolResult,
     ToolSpec,
-    Usage,
 )
 
 __all__ = [
@@ -110,7 +111,9 @@ class LoopSettings:
     meter: EnergyMeter | None = None
     """Measures each model call's energy (O2); None: not measured."""
     relevance: Relevance | None = None
-    """Protocol track: judges a run's first calls off-topic (lar.calling.relevance)."""
+    """Scores a run's first calls against the request (lar.calling.relevance), for policies."""
+    policies: Sequence[Policy] = ()
+    """Consulted at each hook, in order (lar.agents.policy); none: the model's replies as is."""
 
 
 def system_message(
@@ -331,284 +334,312 @@ async def run_loop(
 ) -> AsyncIterator[Event]:
     """Run one user turn to completion. ``history`` ends with the user's message (or, when a
     task is resumed, wherever its checkpoint left it) and is extended in place with the
-    assistant's messages and tool results. With a ``recorder`` every step is checkpointed."""
-    run_id = ctx.run_id or "run_" + secrets.token_hex(6)
-    ctx.run_id = run_id
-    started = time.perf_counter()
-    yield RunStarted(run_id=run_id, model=engine.name, track=settings.track)
-    tools = executor.visible()
-    known = tool_names(tools)
-    if settings.track == "protocol" and has_reply(tools):
-        known[REPLY_TOOL] = ["text"]  # parsed like a tool: its text is the answer
-    guard = LoopGuard()
-    usage = Usage()
-    completed: dict[str, ToolResult] = {}  # call hash → result, this run
-    answer_mode = False
+    assistant's messages and tool results. With a ``recorder`` every step is checkpointed.
+
+    Each turn: one model call, then the policies' hooks (lar.agents.policy), then the calls."""
+    run = RunState(ctx.run_id or "run_" + secrets.token_hex(6), settings.max_turns)
+    ctx.run_id = run.run_id
+    yield RunStarted(run_id=run.run_id, model=engine.name, track=settings.track)
+    me = _Loop(engine, executor, history, ctx, settings, recorder, run)
     if recorder is not None:
         recorder.status("running")
-    for call in _pending_calls(history):
-        yield ToolCallStarted(call)
-        t0 = time.perf_counter()
-        result = await _execute(call, executor, ctx, recorder)
-        completed[call_hash(call)] = result
-        yield ToolCallFinished(result, _ms(t0))
-        history.append(Message("tool", result.content, tool_call_id=call.id, name=call.name))
-        if recorder is not None:
-            recorder.checkpoint(history, ctx.state)
-    counter = settings.counter or TokenCounter(engine)
-    reported: list[tuple[str, str]] = []
-    by_name = {t.name: t for t in tools}
-    nudge = ""  # added to the request for one turn only, never stored
-    nudged: set[str] = set()  # each kind of nudge is given once per run
-    errors: list[tuple[str, str]] = []  # (tool, content) of failed calls, this run
-    for turn in range(1, settings.max_turns + 1):
-        last_turn = turn == settings.max_turns
-        answer_mode = answer_mode or (last_turn and bool(tools))
-        view, listed, memory, summary = history, tools, None, ""
+    async for event in me.resume():
+        yield event
+    for n in range(1, settings.max_turns + 1):
+        run.turn = n
+        run.answer_mode = run.answer_mode or (run.last_turn and bool(me.tools))
+        turn = me.new_turn()
+        async for event in me.call_model(turn):
+            yield event
+        if me.failed is not None:
+            yield me.failed
+            yield me.final("", "error")
+            return
+        verdict = await me.consult("reply", turn)
+        for event in me.drain():
+            yield event
+        if _next_turn(verdict, run):
+            continue
+        if turn.calls:
+            verdict = await me.consult("calls", turn)
+            for event in me.drain():
+                yield event
+            if isinstance(verdict, Finish):
+                async for event in me.finish(verdict.answer, verdict.reason):
+                    yield event
+                return
+            if _next_turn(verdict, run):
+                continue
+        if not turn.calls:
+            verdict = await me.consult("answer", turn)
+            for event in me.drain():
+                yield event
+            if _next_turn(verdict, run):
+                continue
+            answer = verdict.answer if isinstance(verdict, Finish) else turn.text
+            async for event in me.finish(answer, "answer"):
+                yield event
+            return
+        if run.last_turn:
+            async for event in me.out_of_turns(turn):
+                yield event
+            return
+        run.answer_mode = False
+        async for event in me.run_calls(turn):
+            yield event
+        verdict = await me.consult("results", turn)
+        for event in me.drain():
+            yield event
+        _next_turn(verdict, run)
+    raise AssertionError("unreachable: the last turn always returns")  # pragma: no cover
+
+
+def _next_turn(verdict: Verdict, run: RunState) -> bool:
+    """Act on a verdict that ends this turn early; False when the turn goes on."""
+    if isinstance(verdict, Retry):
+        run.nudge = verdict.nudge
+        return True
+    if isinstance(verdict, WithholdTools):
+        run.answer_mode = True
+        return True
+    return False
+
+
+class _Loop:
+    """The steps of one run, over its typed state (``RunState``)."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        executor: ToolExecutor,
+        history: list[Message],
+        ctx: ToolContext,
+        settings: LoopSettings,
+        recorder: TaskRecorder | None,
+        run: RunState,
+    ) -> None:
+        self.engine, self.executor, self.history, self.ctx = engine, executor, history, ctx
+        self.settings, self.recorder, self.run = settings, recorder, run
+        self.started = time.perf_counter()
+        self.tools = executor.visible()
+        self.by_name = {t.name: t for t in self.tools}
+        self.known = tool_names(self.tools)
+        if settings.track == "protocol" and has_reply(self.tools):
+            self.known[REPLY_TOOL] = ["text"]  # parsed like a tool: its text is the answer
+        self.policies = settings.policies
+        self.guard = LoopGuard()
+        self.counter = settings.counter or TokenCounter(engine)
+        self.reported: list[tuple[str, str]] = []
+        self.events: list[Event] = []  # said by policies and their model calls
+        self.failed: ErrorEvent | None = None
+
+    def new_turn(self) -> Turn:
+        memory = render_memory(MemoryParts.from_state(self.ctx.state.get(MEMORY_KEY)))
+        return Turn(
+            self.run,
+            self.settings.track,
+            self.by_name,
+            list(self.history),
+            memory=memory,
+            relevance=self.settings.relevance,
+            key=call_hash,
+            ask=self.ask,
+        )
+
+    def final(self, text: str, reason: Any) -> Final:
+        return Final(text, reason, self.run.usage, _ms(self.started), self.run.turn)
+
+    def drain(self) -> list[Event]:
+        out, self.events = self.events, []
+        return out
+
+    async def consult(self, hook: Hook, turn: Turn) -> Verdict:
+        verdict, said = await apply(hook, self.policies, turn)
+        self.events.extend(said)
+        return verdict
+
+    async def resume(self) -> AsyncIterator[Event]:
+        """Run the calls a crash left without a result (a resumed task)."""
+        for call in _pending_calls(self.history):
+            yield ToolCallStarted(call)
+            t0 = time.perf_counter()
+            result = await _execute(call, self.executor, self.ctx, self.recorder)
+            self.run.completed[call_hash(call)] = result
+            yield ToolCallFinished(result, _ms(t0))
+            self._record(call, result)
+
+    def _record(self, call: ToolCall, result: ToolResult) -> None:
+        self.history.append(Message("tool", result.content, tool_call_id=call.id, name=call.name))
+        if self.recorder is not None:
+            self.recorder.checkpoint(self.history, self.ctx.state)
+
+    async def _request(self) -> AsyncIterator[Event | list[Any]]:
+        """The events of fitting, then (last) the request and the listed tools."""
+        settings, run = self.settings, self.run
+        view, listed, memory, summary = self.history, self.tools, None, ""
         parts: dict[str, int] = {}
         if settings.n_ctx:
             fitted = await fit_request(
-                settings, counter, ctx, history, tools, answer_mode, completed
-            )
-            view, listed, memory, summary = (
-                fitted.history,
-                fitted.tools,
-                fitted.memory,
-                fitted.summary,
-            )
-            ctx.state[CUT_KEY] = fitted.cut
+                settings, self.counter, self.ctx, self.history, self.tools, run.answer_mode,
+                run.completed,
+            )  # fmt: skip
+            view, listed, memory = fitted.history, fitted.tools, fitted.memory
+            summary = fitted.summary
+            self.ctx.state[CUT_KEY] = fitted.cut
             parts = dict(fitted.tokens)
             now = [(e.part, e.detail) for e in fitted.events]
-            if now != reported:  # report a change, not the same cut every turn
+            if now != self.reported:  # report a change, not the same cut every turn
                 for event in fitted.events:
                     yield event
-                reported = now
+                self.reported = now
         system = system_message(
-            settings,
-            listed,
-            ctx,
-            answer_mode=answer_mode,
-            memory=memory,
-            summary=summary,
-            history=view,
-        )
-        request = [system, *render_history(view, settings.track, answer_mode=answer_mode)]
-        if nudge:
-            request = _with_nudge(request, nudge)
-            nudge = ""
-        native_tools = listed if settings.track == "native" and listed and not answer_mode else None
+            settings, listed, self.ctx, answer_mode=run.answer_mode, memory=memory,
+            summary=summary, history=view,
+        )  # fmt: skip
+        request = [system, *render_history(view, settings.track, answer_mode=run.answer_mode)]
+        if run.nudge:
+            request, run.nudge = _with_nudge(request, run.nudge), ""
+        yield [request, listed, parts]
+
+    async def call_model(self, turn: Turn) -> AsyncIterator[Event]:
+        """This turn's model call: its events, and ``turn`` filled with the reply's calls."""
+        settings, run = self.settings, self.run
+        async for item in self._request():
+            if isinstance(item, list):
+                request, listed, parts = item
+            else:
+                yield item
+        turn.request = request
+        native = listed if settings.track == "native" and listed and not run.answer_mode else None
         deltas: list[str] = []
         response: ModelResponse | None = None
         metering = settings.meter.start() if settings.meter is not None else None
         try:
-            async for item in _call_engine(engine, request, native_tools, settings, deltas):
-                if isinstance(item, TextDelta):
-                    yield item
+            async for chunk in _call_engine(self.engine, request, native, settings, deltas):
+                if isinstance(chunk, TextDelta):
+                    yield chunk
                 else:
-                    response = item
+                    response = chunk
         except EngineError as exc:
             if settings.meter is not None:
                 settings.meter.stop(metering)  # ends a polling thread, if any
-            if recorder is not None:
-                recorder.status("failed", error=str(exc))
-            yield ErrorEvent(
-                code=Code.ENGINE_ERROR,
-                message=str(exc),
-                kind=type(exc).__name__,
-                status=exc.status,
-                retryable=exc.retryable,
-                engine=exc.engine,
-                cause=exc,
-            )
-            yield Final("", "error", usage, _ms(started), turn)
+            if self.recorder is not None:
+                self.recorder.status("failed", error=str(exc))
+            self.failed = _engine_error(exc)
             return
         assert response is not None
-        energy_j = power_w = None
-        if settings.meter is not None:
-            energy_j, power_w = settings.meter.stop(metering)
-        usage = usage + response.usage
-        parsed = extract_calls(response, known if tools else {}, codeact=settings.codeact)
+        energy = settings.meter.stop(metering) if settings.meter is not None else (None, None)
+        run.usage = run.usage + response.usage
+        turn.response = response
+        parsed = extract_calls(response, self.known if self.tools else {}, codeact=settings.codeact)
         yield _model_called(
-            turn,
-            engine,
-            response,
-            len(parsed.calls),
-            repaired=parsed.repaired,
-            energy_j=energy_j,
-            power_w=power_w,
-            failover=response.failover,
-            prompt_parts=parts,
-        )
-        if response.failover:
-            yield Notice(
-                Code.FAILOVER,
-                f"answered by {response.model or engine.name} after: "
-                + " | ".join(response.failover),
-            )
-        if parsed.repaired:
-            yield Notice(Code.REPAIRED, f"repaired malformed tool-call JSON ({parsed.format})")
-        for warning in parsed.warnings:
-            yield Notice(Code.PARSE_WARNING, warning)
-        protocol = settings.track == "protocol"
-        reply = take_reply(parsed.calls, tools) if protocol else None
-        if reply is not None and all(c.name not in by_name for c in parsed.calls):
+            run.turn, self.engine, response, len(parsed.calls), repaired=parsed.repaired,
+            energy_j=energy[0], power_w=energy[1], failover=response.failover, prompt_parts=parts,
+        )  # fmt: skip
+        for event in _parse_notices(response, parsed, self.engine):
+            yield event
+        reply = take_reply(parsed.calls, self.tools) if settings.track == "protocol" else None
+        if reply is not None and all(c.name not in self.by_name for c in parsed.calls):
             parsed.calls, parsed.text = [], reply
         wanted = [c for c in parsed.calls if reply is None or c.name.casefold() != REPLY_TOOL]
-        prepared = prepare(wanted, by_name, call_hash)
+        prepared = prepare(wanted, self.by_name, call_hash)
         if prepared.changes:
             yield Notice(Code.COERCED, "; ".join(prepared.changes))
         if prepared.invented:
             shown = ", ".join(c.name for c in prepared.invented)
             yield Notice(Code.INVENTED_TOOL, f"not run: no tool named {shown}")
-            if "invented" not in nudged and not last_turn:
-                # Code decides: a tool that does not exist is never run. Ask once, in the
-                # model's own terms, for the answer or the listed tool it meant.
-                nudged.add("invented")
-                name = prepared.invented[0].name
-                nudge = invented_nudge(name, list(by_name))
-                continue
-            if not prepared.calls and not answer_mode and not last_turn:
-                # Asked once already: withhold the tools and ask for the answer itself.
-                answer_mode = True
-                continue
-        calls = prepared.calls
-        if not calls:
-            answer = clean_answer(parsed.text)
-            if prepared.invented and not answer.strip():
-                names = ", ".join(c.name for c in prepared.invented)
-                answer = f"I have no tool for that: {names} is not one of my tools."
-            review = review_answer(
-                answer,
-                tools=list(by_name),
-                results=[r.content for r in completed.values() if r.ok],
-                errors=errors,
-                nudged=nudged,
-                protocol=protocol,
-                answer_mode=answer_mode,
-                last_turn=last_turn,
-            )
-            if isinstance(review, Correction):
-                nudged.add(review.kind)
-                yield Notice(review.code, review.message)
-                nudge = review.nudge
-                continue
-            answer = review
-            history.append(Message("assistant", answer))
-            _finish(recorder, history, ctx, "succeeded", answer)
-            yield Final(answer, "answer", usage, _ms(started), turn)
-            return
-        if protocol and settings.relevance is not None and not completed and not last_turn:
-            # Code decides: a first call to a tool unrelated to the request (get_weather for
-            # "which planet is closest to the sun?") is not run; the model answers without tools.
-            verdicts = settings.relevance.judge(
-                _last_requests(history),
-                [(by_name[c.name], c.arguments) for c in calls],
-                _grounding_text(history, ctx),
-            )
-            calls, correction = review_first_calls(calls, verdicts, settings.relevance, nudged)
-            if correction is not None:
-                yield Notice(correction.code, correction.message)
-                if not calls:  # none runs this turn
-                    if correction.kind:
-                        nudged.add(correction.kind)
-                    nudge = correction.nudge
-                    answer_mode = answer_mode or correction.answer_mode
-                    continue
-        if (
-            protocol
-            and not completed
-            and not nudged
-            and not last_turn
-            and len(calls) == 1
-            and names_several(_last_requests(history, 1)[0] if history else "")
-        ):
-            # Small models call for the first item of "Porto and Faro" and then invent the
-            # second's answer. Ask once, before anything runs, for the calls the request needs;
-            # only new calls whose values the conversation holds are added.
-            nudged.add("more")
-            asked = [
-                *request,
-                Message("assistant", response.content),
-                Message("user", MORE_CALLS_NUDGE),
-            ]
-            try:
-                more = await engine.generate(asked, None, **settings.params)
-            except EngineError as exc:
-                yield Notice(Code.MORE_CALLS, f"could not ask for more calls: {exc}")
-            else:
-                usage = usage + more.usage
-                found = extract_calls(more, known, codeact=settings.codeact).calls
-                extra = more_calls(calls, found, by_name, call_hash, _grounding_text(history, ctx))
-                yield _model_called(turn, engine, more, len(extra))
-                if extra:
-                    shown = ", ".join(call_text(c.name, c.arguments) for c in extra)
-                    yield Notice(
-                        Code.MORE_CALLS, f"asked once for the calls the request needs: {shown}"
-                    )
-                    calls = [*calls, *extra]
-        parsed.calls = calls
-        repeats = [c for c in parsed.calls if call_hash(c) in completed]
-        if repeats:
-            # The result is already known: small models re-issue a finished call instead of
-            # answering. Code decides: don't run it again; ask for the answer with tools withheld.
-            shown = call_text(repeats[0].name, repeats[0].arguments)
-            if answer_mode:
-                last = completed[call_hash(repeats[0])]
-                text = f"{shown} returned: {last.content}"
-                history.append(Message("assistant", text))
-                _finish(recorder, history, ctx, "failed", text)
-                yield Notice(
-                    Code.REPEATED_CALL, f"the model kept repeating {shown}; showing its result"
-                )
-                yield Final(text, "loop", usage, _ms(started), turn)
-                return
-            yield Notice(
-                Code.REPEATED_CALL, f"{shown} already ran; asking for the answer without tools"
-            )
-            answer_mode = True
-            continue
-        if last_turn:
-            names = ", ".join(c.name for c in parsed.calls)
-            history.append(Message("assistant", parsed.text))
-            _finish(recorder, history, ctx, "failed", f"max_turns: still calling {names}")
-            yield Notice(
-                Code.MAX_TURNS, f"stopped after {turn} turns; the model still wanted: {names}"
-            )
-            yield Final(
-                f"I stopped after {turn} turns (max_turns) without a final answer; "
-                f"the model still wanted to call {names}.",
-                "max_turns",
-                usage,
-                _ms(started),
-                turn,
-            )
-            return
-        answer_mode = False
-        parsed.calls = _unique_ids(parsed.calls, history)
-        history.append(Message("assistant", parsed.text, tool_calls=list(parsed.calls)))
-        if recorder is not None:
-            recorder.checkpoint(history, ctx.state)
+        turn.text, turn.calls, turn.invented = parsed.text, prepared.calls, prepared.invented
+
+    async def ask(self, messages: list[Message]) -> ModelResponse | None:
+        """A policy's question to the model: metered and counted like a turn's call; None when
+        it would not fit the context window or the engine failed."""
+        settings, run = self.settings, self.run
+        if settings.n_ctx:
+            size = sum(await self.counter.count([m.content for m in messages]))
+            if size + settings.reserve > settings.n_ctx:
+                return None
+        metering = settings.meter.start() if settings.meter is not None else None
+        try:
+            response = await self.engine.generate(messages, None, **settings.params)
+        except EngineError as exc:
+            self.events.append(Notice(Code.ENGINE_ERROR, f"a policy's question failed: {exc}"))
+            return None
+        finally:
+            energy = settings.meter.stop(metering) if settings.meter is not None else (None, None)
+        run.usage = run.usage + response.usage
+        self.events.append(
+            _model_called(run.turn, self.engine, response, 0, energy_j=energy[0], power_w=energy[1])
+        )
+        return response
+
+    async def finish(self, answer: str, reason: Any) -> AsyncIterator[Event]:
+        answer = clean_answer(answer) if reason == "answer" else answer
+        self.history.append(Message("assistant", answer))
+        status: Status = "succeeded" if reason == "answer" else "failed"
+        _finish(self.recorder, self.history, self.ctx, status, answer)
+        yield self.final(answer, reason)
+
+    async def out_of_turns(self, turn: Turn) -> AsyncIterator[Event]:
+        names = ", ".join(c.name for c in turn.calls)
+        self.history.append(Message("assistant", turn.text))
+        why = f"max_turns: still calling {names}"
+        _finish(self.recorder, self.history, self.ctx, "failed", why)
+        n = self.run.turn
+        yield Notice(Code.MAX_TURNS, f"stopped after {n} turns; the model still wanted: {names}")
+        yield self.final(
+            f"I stopped after {n} turns (max_turns) without a final answer; "
+            f"the model still wanted to call {names}.",
+            "max_turns",
+        )
+
+    async def run_calls(self, turn: Turn) -> AsyncIterator[Event]:
+        """Run the turn's calls in order; after a failure the rest are skipped."""
+        calls = _unique_ids(turn.calls, self.history)
+        self.history.append(Message("assistant", turn.text, tool_calls=list(calls)))
+        if self.recorder is not None:
+            self.recorder.checkpoint(self.history, self.ctx.state)
         failed = False
-        for call in parsed.calls:
+        for call in calls:
             yield ToolCallStarted(call)
             t0 = time.perf_counter()
             if failed:
                 result = _skipped(call)
-            elif (reason := guard.check(call)) is not None:
+            elif (reason := self.guard.check(call)) is not None:
                 result = _blocked(call, reason)
                 yield Notice(Code.LOOP_BLOCKED, reason)
-                answer_mode = True
             else:
-                result = await _execute(call, executor, ctx, recorder)
-                completed[call_hash(call)] = result
+                result = await _execute(call, self.executor, self.ctx, self.recorder)
+                self.run.completed[call_hash(call)] = result
             yield ToolCallFinished(result, _ms(t0))
-            history.append(Message("tool", result.content, tool_call_id=call.id, name=call.name))
-            if recorder is not None:
-                recorder.checkpoint(history, ctx.state)
+            self._record(call, result)
+            turn.results.append(result)
             failed = failed or not result.ok
             if not result.ok:
-                errors.append((call.name, result.content))
-    raise AssertionError("unreachable: the last turn always returns")  # pragma: no cover
+                self.run.errors.append((call.name, result.content))
+
+
+def _engine_error(exc: EngineError) -> ErrorEvent:
+    return ErrorEvent(
+        code=Code.ENGINE_ERROR,
+        message=str(exc),
+        kind=type(exc).__name__,
+        status=exc.status,
+        retryable=exc.retryable,
+        engine=exc.engine,
+        cause=exc,
+    )
+
+
+def _parse_notices(response: ModelResponse, parsed: Any, engine: Engine) -> list[Notice]:
+    out = []
+    if response.failover:
+        shown = " | ".join(response.failover)
+        by = response.model or engine.name
+        out.append(Notice(Code.FAILOVER, f"answered by {by} after: {shown}"))
+    if parsed.repaired:
+        out.append(Notice(Code.REPAIRED, f"repaired malformed tool-call JSON ({parsed.format})"))
+    out.extend(Notice(Code.PARSE_WARNING, w) for w in parsed.warnings)
+    return out
 
 
 async def fit_request(

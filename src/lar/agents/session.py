@@ -25,6 +25,7 @@ from lar.agents.loop import (
     run_loop,
     system_message,
 )
+from lar.agents.policy import Policy, resolve_policies
 from lar.agents.results import PromptPreview, RunResult, failure_error, resolve_track
 from lar.agents.state import TaskRecorder
 from lar.engines.base import Engine, exclusive_loop
@@ -131,8 +132,22 @@ class Session:
             counter=self.runner.counter(engine),
             meter=self.runner.meter,
             relevance=self.runner.relevance() if track == "protocol" else None,
+            policies=self._policies(engine, cfg, track),
         )
         return track, settings
+
+    def _policies(self, engine: Engine, cfg: Any, track: Track) -> list[Policy]:
+        """The model profile's policies (its catalog entry), as the agent or config edit them."""
+        from lar.agents.policies import DEFAULT_PROFILE
+        from lar.engines.catalog import describe, lookup
+
+        info = describe(cfg) if cfg is not None else lookup(engine.model or engine.name)
+        profile = info.policies if info is not None else None
+        if self.agent.policies is not None:
+            setting, where = self.agent.policies, "Agent(policies=...)"
+        else:
+            setting, where = self.runner.config.agent.policies, "agent.policies"
+        return resolve_policies(profile, setting, track, default=DEFAULT_PROFILE, where=where)
 
     def _first(self) -> Model:
         if self._current is None:

@@ -36,7 +36,15 @@ if TYPE_CHECKING:
     from lar.memory.embed import Embedder
     from lar.tools.base import Tool
 
-__all__ = ["OFF_TOPIC_BELOW", "GROUNDED_ABOVE", "OffTopic", "Relevance", "tool_text", "ungrounded"]
+__all__ = [
+    "OFF_TOPIC_BELOW",
+    "GROUNDED_ABOVE",
+    "OffTopic",
+    "Relevance",
+    "tool_text",
+    "ungrounded",
+    "in_embedder_language",
+]
 
 OFF_TOPIC_BELOW = 0.15
 """Cosine similarity under which a tool counts as unrelated to the request."""
@@ -55,6 +63,27 @@ _NUMBER_WORDS = {
     "eighty": 80.0, "ninety": 90.0, "hundred": 100.0, "thousand": 1000.0, "dozen": 12.0,
 }  # fmt: skip
 _STOP = frozenset("the and for you your with that this from are was".split())
+
+
+_ENGLISH = frozenset(
+    """a about after all am an and any are as at be been before but by can could did do does
+    for from get give had has have he her his how i if in into is it its just let like many me
+    more most much my need no not now of off on one or our out over please say set she should
+    show so some tell than that the their them then there these they this to today too up us
+    was we were what when where which who why will with would you your""".split()
+)
+"""Frequent English words: the embedder (all-MiniLM-L6-v2) was trained on English text."""
+
+
+def in_embedder_language(text: str) -> bool:
+    """Whether the embedder's similarity can be trusted for ``text``: at least a fifth of its
+    words are frequent English words. Elsewhere (Portuguese, Chinese …) a fitting tool can
+    score as low as an unrelated one, so a low score is only a reason to ask."""
+    words = re.findall(r"[^\W\d_]+", text.casefold())
+    if not words:
+        return False
+    hits = sum(1 for w in words if w in _ENGLISH)
+    return hits >= 1 and hits >= len(words) / 5
 
 
 def _words(text: str) -> set[str]:
@@ -206,10 +235,9 @@ class Relevance:
             score = best.get(tool.name)
             if score is None:  # broad
                 out.append(None)
-            elif score < self.threshold:
-                out.append(OffTopic(score))
-            elif score < self.grounded_above and (missing := ungrounded(tool, arguments, text)):
-                out.append(OffTopic(score, tuple(missing)))
+            elif score < self.grounded_above:
+                missing = tuple(ungrounded(tool, arguments, text))
+                out.append(OffTopic(score, missing) if missing or score < self.threshold else None)
             else:
                 out.append(None)
         return out

@@ -36,6 +36,8 @@ class ModelInfo:
     price_out_per_m: float = 0.0
     local: bool = True
     """Runs on this machine or the local network; a cloud model is routed to only when allowed."""
+    policies: tuple[str, ...] | None = None
+    """The model's profile: which policies (lar.agents.policies) its replies get; None: all."""
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         return (
@@ -91,4 +93,6 @@ def describe(cfg: ModelConfig) -> ModelInfo:
     changes = {k: v for k, v in over.model_dump(exclude_none=True).items()}
     if "tags" in changes:
         changes["tags"] = frozenset(changes["tags"])
+    if "policies" in changes:
+        changes["policies"] = tuple(changes["policies"])
     return dataclasses.replace(info, **changes)

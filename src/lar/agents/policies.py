@@ -1,0 +1,380 @@
+"""Lar's named policies (lar.agents.policy) and the default profile.
+
+Each corrects one way small models fail, measured in docs/evals.md. None blocks a call for the
+language of the request: a check that is unsure asks once (the model, with its evidence, or
+the user's request again) and otherwise lets the call run; permissions still guard side
+effects. Names are stable: profiles, ``agent.policies`` and ``lar eval --ablate`` use them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from lar.agents.policy import (
+    ACCEPT,
+    AddCalls,
+    DropCalls,
+    Finish,
+    Policy,
+    PolicyRegistry,
+    Retry,
+    Turn,
+    Verdict,
+    WithholdTools,
+)
+from lar.calling.corrections import (
+    DESCRIBED_NUDGE,
+    ECHO_NUDGE,
+    MORE_CALLS_NUDGE,
+    described_call,
+    echoed_error,
+    echoed_result,
+    error_in_words,
+    error_nudge,
+    invented_nudge,
+    more_calls,
+    names_several,
+    ungrounded_nudge,
+)
+from lar.calling.native import extract_calls
+from lar.calling.prompt import call_text
+from lar.calling.relevance import OffTopic, in_embedder_language
+from lar.tools.executor import tool_names
+from lar.types import Code, Message, ToolCall
+
+__all__ = ["DEFAULT_PROFILE", "fits_prompt", "parse_fits"]
+
+
+def _register(cls: type[Policy]) -> type[Policy]:
+    if not PolicyRegistry.contains(cls.name):
+        PolicyRegistry.add(cls.name, cls)
+    return cls
+
+
+@_register
+class InventedTool(Policy):
+    name: ClassVar[str] = "invented_tool"
+    about: ClassVar[str] = "a call to a tool that is not listed: asked once for the one it meant"
+
+    async def on_reply(self, turn: Turn) -> Verdict:
+        if not turn.invented or turn.run.last_turn:
+            return ACCEPT
+        first = turn.invented[0].name
+        if not self_fired(turn, self.name):
+            nudge = invented_nudge(first, list(turn.tools))
+            said = f"asking once for the tool meant by {first}"
+            return Retry(Code.INVENTED_TOOL, said, nudge=nudge)
+        if not turn.calls and not turn.run.answer_mode:
+            return WithholdTools(
+                Code.INVENTED_TOOL, f"{first} again: asking for the answer without tools"
+            )
+        return ACCEPT
+
+    async def before_answer(self, turn: Turn) -> Verdict:
+        if turn.invented and not turn.text.strip():
+            names = ", ".join(c.name for c in turn.invented)
+            return Finish(
+                Code.INVENTED_TOOL,
+                "the model only called tools that do not exist",
+                answer=f"I have no tool for that: {names} is not one of my tools.",
+            )
+        return ACCEPT
+
+
+def self_fired(turn: Turn, name: str) -> bool:
+    return turn.times(name) > 0
+
+
+@_register
+class RepeatedCall(Policy):
+    name: ClassVar[str] = "repeated_call"
+    about: ClassVar[str] = "a call whose result is known is not run again: the answer is asked for"
+
+    async def before_calls(self, turn: Turn) -> Verdict:
+        repeats = [c for c in turn.calls if turn.key(c) in turn.run.completed]
+        if not repeats:
+            return ACCEPT
+        shown = call_text(repeats[0].name, repeats[0].arguments)
+        if turn.run.answer_mode:
+            last = turn.run.completed[turn.key(repeats[0])]
+            return Finish(
+                Code.REPEATED_CALL,
+                f"the model kept repeating {shown}; showing its result",
+                answer=f"{shown} returned: {last.content}",
+                reason="loop",
+            )
+        return WithholdTools(
+            Code.REPEATED_CALL, f"{shown} already ran; asking for the answer without tools"
+        )
+
+
+def _first_calls(turn: Turn) -> bool:
+    """A run's first calls, with turns left to correct them: where the request alone decides."""
+    return bool(turn.calls) and not turn.run.completed and not turn.run.last_turn
+
+
+def _judge(turn: Turn) -> list[OffTopic | None]:
+    assert turn.relevance is not None
+    calls = [(turn.tools[c.name], c.arguments) for c in turn.calls]
+    return turn.relevance.judge(turn.requests(), calls, turn.grounding())
+
+
+@_register
+class UngroundedValues(Policy):
+    name: ClassVar[str] = "ungrounded_values"
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
+    about: ClassVar[str] = (
+        "a first call with a required value found nowhere in the conversation, to a tool not "
+        "clearly about the request: asked once for the step that finds it"
+    )
+
+    async def before_calls(self, turn: Turn) -> Verdict:
+        if turn.relevance is None or not _first_calls(turn) or self_fired(turn, self.name):
+            return ACCEPT
+        # In English a low score alone is enough (off_topic); elsewhere it is no evidence.
+        low_is_off = in_embedder_language(next(iter(turn.requests(1)), ""))
+        threshold = turn.relevance.threshold
+        invented = [
+            (c, v)
+            for c, v in zip(turn.calls, _judge(turn), strict=True)
+            if v and v.invented and not (low_is_off and v.score < threshold)
+        ]
+        if not invented:
+            return ACCEPT
+        values = [(c.name, a, c.arguments[a]) for c, v in invented for a in v.invented]
+        shown = "; ".join(f"{c.name} {v}" for c, v in invented)
+        numbers = {f"similarity.{c.name}": round(v.score, 3) for c, v in invented}
+        if len(invented) < len(turn.calls):  # the calls with given values run first
+            return DropCalls(
+                Code.DEFERRED_CALL,
+                f"not run: {shown}; the calls that fit run first",
+                numbers,
+                calls=tuple(c for c, _ in invented),
+            )
+        return Retry(
+            Code.UNGROUNDED_CALL,
+            f"not run: invented values ({shown}); asking once for the call that finds them, "
+            "or the answer",
+            numbers,
+            nudge=ungrounded_nudge(values),
+        )
+
+
+FITS_SYSTEM = (
+    "You check whether a tool call fits a user's request. The request may be in any language. "
+    "Reply with one word: yes or no."
+)
+
+
+def fits_prompt(request: str, call: ToolCall, description: str) -> list[Message]:
+    """The question the off-topic check asks the model when similarity alone is low."""
+    return [
+        Message("system", FITS_SYSTEM),
+        Message(
+            "user",
+            f"Request: {request}\n\nCall: {call_text(call.name, call.arguments)}\n"
+            f"Tool {call.name}: {description}\n\n"
+            "Does this tool give what the request asks for? yes or no",
+        ),
+    ]
+
+
+_NO = ("no", "não", "nao", "non", "nein", "nee", "不", "否")
+_YES = ("yes", "sim", "sí", "si", "oui", "ja", "是", "对")
+
+
+def parse_fits(text: str) -> bool | None:
+    """The model's yes (True) or no (False); None when it said neither."""
+    words = text.strip().strip("*`\"'.").casefold().split()
+    head = words[0].strip(".,!:;") if words else ""
+    if head in _NO or head.startswith("不"):
+        return False
+    if head in _YES:
+        return True
+    return None
+
+
+@_register
+class OffTopic_(Policy):
+    name: ClassVar[str] = "off_topic"
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
+    about: ClassVar[str] = (
+        "a first call to a tool whose description is far from the request (or whose values are "
+        "still invented after being asked) is not run; outside English the model is asked "
+        "once whether it fits, and only its no stops the call"
+    )
+
+    async def before_calls(self, turn: Turn) -> Verdict:
+        if turn.relevance is None or not _first_calls(turn):
+            return ACCEPT
+        threshold = turn.relevance.threshold
+        asked = self_fired(turn, UngroundedValues.name)
+        judged = [
+            (c, v)
+            for c, v in zip(turn.calls, _judge(turn), strict=True)
+            if v is not None and (v.score < threshold or (v.invented and asked))
+        ]
+        if not judged:
+            return ACCEPT
+        # The embedder knows English: elsewhere a low score (or a value reworded in another
+        # language) is no evidence, so the model is asked instead of the call being refused.
+        sure = in_embedder_language(next(iter(turn.requests(1)), ""))
+        off: list[tuple[ToolCall, OffTopic, str]] = []
+        for call, verdict in judged:
+            if sure:
+                why = "still invented after asking" if verdict.score >= threshold else ""
+                off.append((call, verdict, why))
+            elif await self._ask(turn, call) is False:
+                off.append((call, verdict, "the model says it does not fit"))
+        if not off:
+            return ACCEPT
+        shown = "; ".join(
+            f"{c.name}: similarity {v.score:.2f} (threshold {threshold:.2f}"
+            + (f"; {', '.join(v.invented)} not in the conversation" if v.invented else "")
+            + (f"; {why}" if why else "")
+            + ")"
+            for c, v, why in off
+        )
+        numbers = {f"similarity.{c.name}": round(v.score, 3) for c, v, _ in off}
+        numbers |= {"threshold": threshold, "grounded_above": turn.relevance.grounded_above}
+        return DropCalls(
+            Code.OFF_TOPIC_CALL,
+            f"not run, unrelated to the request: {shown}",
+            numbers,
+            calls=tuple(c for c, _, _ in off),
+            then=WithholdTools(Code.OFF_TOPIC_CALL, "asking for the answer without tools"),
+        )
+
+    @staticmethod
+    async def _ask(turn: Turn, call: ToolCall) -> bool | None:
+        if turn.ask is None:
+            return None
+        requests = turn.requests()
+        request = requests[0] if requests else ""
+        reply = await turn.ask(fits_prompt(request, call, turn.tools[call.name].description))
+        return None if reply is None else parse_fits(reply.content)
+
+
+@_register
+class MoreCalls(Policy):
+    name: ClassVar[str] = "more_calls"
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
+    about: ClassVar[str] = (
+        "one first call for a request that may name several items: asked once for the rest; "
+        "only calls whose values the conversation holds are added"
+    )
+
+    async def before_calls(self, turn: Turn) -> Verdict:
+        if (
+            len(turn.calls) != 1
+            or not _first_calls(turn)
+            or turn.ask is None
+            or any(turn.run.fired.values())
+            or not names_several(next(iter(turn.requests(1)), ""))
+            or turn.response is None
+        ):
+            return ACCEPT
+        asked = [
+            *turn.request,
+            Message("assistant", turn.response.content),
+            Message("user", MORE_CALLS_NUDGE),
+        ]
+        reply = await turn.ask(asked)
+        if reply is None:
+            return ACCEPT
+        found = extract_calls(reply, tool_names(list(turn.tools.values()))).calls
+        extra = more_calls(turn.calls, found, turn.tools, turn.key, turn.grounding())
+        if not extra:
+            return ACCEPT
+        shown = ", ".join(call_text(c.name, c.arguments) for c in extra)
+        return AddCalls(
+            Code.MORE_CALLS,
+            f"asked once for the calls the request needs: {shown}",
+            {"added": float(len(extra))},
+            calls=tuple(extra),
+        )
+
+
+@_register
+class DescribedCall(Policy):
+    name: ClassVar[str] = "described_call"
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
+    about: ClassVar[str] = "an answer that writes out a listed tool's name instead of calling it"
+
+    async def before_answer(self, turn: Turn) -> Verdict:
+        if turn.run.last_turn or turn.run.answer_mode or self_fired(turn, self.name):
+            return ACCEPT
+        talked = described_call(turn.text, list(turn.tools))
+        if talked is None:
+            return ACCEPT
+        return Retry(
+            Code.DESCRIBED_CALL, f"the model described a call to {talked}", nudge=DESCRIBED_NUDGE
+        )
+
+
+@_register
+class EchoedResult(Policy):
+    name: ClassVar[str] = "echoed_result"
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
+    about: ClassVar[str] = "an answer that only copies a tool result: asked once for words"
+
+    async def before_answer(self, turn: Turn) -> Verdict:
+        if turn.run.last_turn or self_fired(turn, self.name):
+            return ACCEPT
+        results = [r.content for r in turn.run.completed.values() if r.ok]
+        if not echoed_result(turn.text, results):
+            return ACCEPT
+        return Retry(
+            Code.ECHOED_RESULT, "the model repeated a tool result as its answer", nudge=ECHO_NUDGE
+        )
+
+
+@_register
+class EchoedError(Policy):
+    name: ClassVar[str] = "echoed_error"
+    about: ClassVar[str] = (
+        "an answer that repeats a tool's error: asked once, then the error said in words"
+    )
+
+    async def before_answer(self, turn: Turn) -> Verdict:
+        errors = turn.run.errors
+        if not errors or not echoed_error(turn.text, [c for _, c in errors]):
+            return ACCEPT
+        name, content = errors[-1]
+        if not self_fired(turn, self.name) and not turn.run.last_turn:
+            return Retry(
+                Code.ECHOED_ERROR,
+                f"the model repeated the error of {name}",
+                nudge=error_nudge(name, content),
+            )
+        return Finish(
+            Code.ECHOED_ERROR,
+            f"the model repeated the error of {name} again; said in words",
+            answer=error_in_words(name, content),
+        )
+
+
+@_register
+class LoopBlocked(Policy):
+    name: ClassVar[str] = "loop_blocked"
+    about: ClassVar[str] = "after the loop guard blocked a call, the answer is asked for"
+
+    async def after_results(self, turn: Turn) -> Verdict:
+        if any(r.error is not None and r.error.code == Code.LOOP_BLOCKED for r in turn.results):
+            return WithholdTools(Code.LOOP_BLOCKED, "asking for the answer without tools")
+        return ACCEPT
+
+
+DEFAULT_PROFILE: Sequence[str] = (
+    InventedTool.name,
+    RepeatedCall.name,
+    UngroundedValues.name,
+    OffTopic_.name,
+    MoreCalls.name,
+    DescribedCall.name,
+    EchoedResult.name,
+    EchoedError.name,
+    LoopBlocked.name,
+)
+"""Every policy, in the order the loop consults them (a model's catalog entry may list fewer)."""
