@@ -8,20 +8,24 @@ tests all consume the same event stream.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import secrets
 import time
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from lar.agents.context import MemoryParts, TokenCounter, fit, render_memory
+from lar.agents.calls import (
+    blocked,
+    execute,
+    finish_task,
+    pending_calls,
+    skipped,
+    unique_ids,
+)
+from lar.agents.context import MemoryParts, TokenCounter, render_memory
 from lar.agents.guard import LoopGuard, call_hash
 from lar.agents.policy import (
     Finish,
     Hook,
-    Policy,
     Retry,
     RunState,
     Turn,
@@ -29,27 +33,24 @@ from lar.agents.policy import (
     WithholdTools,
     apply,
 )
+from lar.agents.request import (
+    CUT_KEY,
+    DEFAULT_SYSTEM_PROMPT,
+    MEMORY_KEY,
+    LoopSettings,
+    Track,
+    fit_request,
+    render_history,
+    system_message,
+    with_nudge,
+)
 from lar.agents.state import Status, TaskRecorder
 from lar.calling.corrections import prepare
 from lar.calling.native import extract_calls
-from lar.calling.prompt import (
-    ANSWER_MODE_TAIL,
-    NEXT_STEP_TAIL,
-    REPLY_TOOL,
-    answer_mode_note,
-    call_text,
-    clean_answer,
-    fold_tool_results,
-    has_reply,
-    protocol_system_prompt,
-    take_reply,
-)
-from lar.calling.relevance import Relevance
+from lar.calling.prompt import REPLY_TOOL, clean_answer, has_reply, take_reply
 from lar.engines.base import Engine
 from lar.errors import EngineError
-from lar.telemetry.records import EnergyMeter
 from lar.tools.base import Tool, ToolContext
-from lar.tools.builtin.interaction import CHECKPOINT_KEY
 from lar.tools.executor import ToolExecutor, tool_names
 from lar.types import (
     Code,
@@ -65,13 +66,13 @@ from lar.types import (
     ToolCall,
     ToolCallFinished,
     ToolCallStarted,
-    ToolError,
     ToolResult,
     ToolSpec,
 )
 
 __all__ = [
     "LoopSettings",
+    "Track",
     "run_loop",
     "DEFAULT_SYSTEM_PROMPT",
     "MEMORY_KEY",
@@ -80,106 +81,7 @@ __all__ = [
     "fit_request",
 ]
 
-CUT_KEY = "context_cut"
-"""``ctx.state`` key: rounds of history the last prompt left out (kept while they fit)."""
-MEMORY_KEY = "memory_context"
-"""``ctx.state`` key: what memory contributes to the system prompt (index, recall, last task)."""
-
-Track = Literal["native", "protocol"]
-
-DEFAULT_SYSTEM_PROMPT = (
-    "You are Lar, a helpful assistant running on the user's own computer. "
-    "Answer briefly and correctly. Use a tool when it helps; never invent tool results."
-)
 _CALL_MARKERS = ("<tool", "<function", "{", "[", "```", "action:", "[tool_calls]", "<think")
-
-
-@dataclass(slots=True)
-class LoopSettings:
-    track: Track = "protocol"
-    max_turns: int = 8
-    stream: bool = False
-    system_prompt: str = DEFAULT_SYSTEM_PROMPT
-    params: dict[str, Any] = field(default_factory=dict)
-    codeact: bool = False
-    n_ctx: int | None = None
-    """Context window; when set, the prompt is fitted to it (X2–X5)."""
-    reserve: int = 512
-    """Tokens kept free for the answer."""
-    counter: TokenCounter | None = None
-    """Shared across runs so a text is tokenized once."""
-    meter: EnergyMeter | None = None
-    """Measures each model call's energy (O2); None: not measured."""
-    relevance: Relevance | None = None
-    """Scores a run's first calls against the request (lar.calling.relevance), for policies."""
-    policies: Sequence[Policy] = ()
-    """Consulted at each hook, in order (lar.agents.policy); none: the model's replies as is."""
-
-
-def system_message(
-    settings: LoopSettings,
-    tools: Sequence[Tool],
-    ctx: ToolContext,
-    *,
-    answer_mode: bool,
-    memory: MemoryParts | None = None,
-    summary: str = "",
-    history: Sequence[Message] = (),
-) -> Message:
-    base = settings.system_prompt
-    if answer_mode:
-        text = f"{base}\n\n{answer_mode_note(history)}"
-    elif settings.track == "protocol":
-        text = protocol_system_prompt(base, tools)
-    else:
-        text = base
-    if memory is None:
-        memory = MemoryParts.from_state(ctx.state.get(MEMORY_KEY))
-    rendered = render_memory(memory)
-    if rendered:
-        text += f"\n\n{rendered}"
-    if summary:
-        text += f"\n\nProgress so far: {summary}"
-    checkpoint = ctx.state.get(CHECKPOINT_KEY)
-    if checkpoint:
-        text += f"\n\nYour working checkpoint (your own notes on this task):\n{checkpoint}"
-    return Message("system", text)
-
-
-def render_history(history: list[Message], track: Track, *, answer_mode: bool) -> list[Message]:
-    if track != "protocol":
-        return history
-    rendered = fold_tool_results(history)
-    if rendered and rendered[-1].role == "user" and "<tool_result" in rendered[-1].content:
-        # An instruction right after the data steers small models better than the system
-        # prompt. With the tools still listed the model may call the next one it needs.
-        tail = ANSWER_MODE_TAIL if answer_mode else NEXT_STEP_TAIL
-        rendered[-1] = Message("user", rendered[-1].content + tail)
-    return rendered
-
-
-def _with_nudge(request: list[Message], nudge: str) -> list[Message]:
-    """The request with a one-turn correction after the user's last words.
-
-    Appended to the last user message rather than sent after the model's faulty reply: shown
-    their own reply, small models repeat it word for word (measured: a described call came
-    back unchanged).
-    """
-    last = request[-1]
-    if last.role == "user":
-        return [*request[:-1], Message("user", f"{last.content}\n\n{nudge}")]
-    return [*request, Message("user", nudge)]
-
-
-def _last_requests(history: list[Message], n: int = 2) -> list[str]:
-    """The user's last ``n`` messages, newest first."""
-    return [m.content for m in reversed(history) if m.role == "user"][:n]
-
-
-def _grounding_text(history: list[Message], ctx: ToolContext) -> str:
-    """Where a first call's values may come from: the conversation and what memory adds."""
-    memory = render_memory(MemoryParts.from_state(ctx.state.get(MEMORY_KEY)))
-    return "\n".join([*(m.content for m in history if m.content), memory])
 
 
 def _model_called(
@@ -195,42 +97,6 @@ def _model_called(
         tool_calls=tool_calls,
         source=response.source or engine.name,
         **more,
-    )
-
-
-def _blocked(call: ToolCall, reason: str) -> ToolResult:
-    err = ToolError(error="loop detected", detail=reason, code=Code.LOOP_BLOCKED)
-    return ToolResult(call.id, call.name, reason, ok=False, error=err)
-
-
-def _rerun_confirmed(call: ToolCall, ctx: ToolContext) -> bool:
-    if ctx.ask_user is None:
-        return False
-    answer = ctx.ask_user(
-        f"The task was cut off while {call_text(call.name, call.arguments)} was running, so it "
-        "may or may not have taken effect. Run it again? (yes/no)"
-    )
-    return (answer or "").strip().lower() in ("y", "yes")
-
-
-def _unknown_outcome(call: ToolCall) -> ToolResult:
-    detail = (
-        "the task was cut off while this call was running; it may or may not have taken "
-        "effect, so it was not run again. Check its effect before repeating it"
-    )
-    return ToolResult(
-        call.id,
-        call.name,
-        f"outcome unknown: {detail}",
-        ok=False,
-        error=ToolError("outcome unknown", detail, Code.UNKNOWN_OUTCOME),
-    )
-
-
-def _skipped(call: ToolCall) -> ToolResult:
-    detail = "not run: an earlier call in this turn failed"
-    return ToolResult(
-        call.id, call.name, detail, ok=False, error=ToolError("skipped", detail, Code.SKIPPED)
     )
 
 
@@ -279,51 +145,6 @@ async def _call_engine(
             yield chunk.response
 
 
-def _pending_calls(history: list[Message]) -> list[ToolCall]:
-    """Calls of the last assistant message that have no result yet (a resumed task)."""
-    for i in range(len(history) - 1, -1, -1):
-        m = history[i]
-        if m.role == "assistant":
-            answered = {h.tool_call_id for h in history[i + 1 :] if h.role == "tool"}
-            return [c for c in m.tool_calls if c.id not in answered]
-        if m.role == "user":
-            return []
-    return []
-
-
-async def _execute(
-    call: ToolCall, executor: ToolExecutor, ctx: ToolContext, recorder: TaskRecorder | None
-) -> ToolResult:
-    """Run one call, recorded before and after, unless a previous process already finished it.
-
-    A call recorded as started but never as done was cut off by a crash at an unknown point:
-    it may have had its effect. It runs again only if its tool is idempotent or the user says
-    so; otherwise the model is told its outcome is unknown (at most once, not at least once).
-    """
-    if recorder is not None:
-        done = recorder.completed(call.id)
-        if done is not None:
-            return done  # completed before a crash: never run twice
-        if recorder.started(call.id):
-            tool = executor.tools.get(call.name)
-            if tool is None or not tool.idempotent:
-                if not _rerun_confirmed(call, ctx):
-                    result = _unknown_outcome(call)
-                    recorder.call_done(result)
-                    return result
-        recorder.call_started(call)
-    tool = executor.tools.get(call.name)
-    waits = tool is not None and tool.interactive
-    if recorder is not None and waits:
-        recorder.status("waiting_user")
-    result = await executor.run(call, ctx)
-    if recorder is not None:
-        if waits:
-            recorder.status("running")
-        recorder.call_done(result)
-    return result
-
-
 async def run_loop(
     engine: Engine,
     executor: ToolExecutor,
@@ -355,42 +176,10 @@ async def run_loop(
             yield me.failed
             yield me.final("", "error")
             return
-        verdict = await me.consult("reply", turn)
-        for event in me.drain():
+        async for event in me.decide(turn):
             yield event
-        if _next_turn(verdict, run):
-            continue
-        if turn.calls:
-            verdict = await me.consult("calls", turn)
-            for event in me.drain():
-                yield event
-            if isinstance(verdict, Finish):
-                async for event in me.finish(verdict.answer, verdict.reason):
-                    yield event
-                return
-            if _next_turn(verdict, run):
-                continue
-        if not turn.calls:
-            verdict = await me.consult("answer", turn)
-            for event in me.drain():
-                yield event
-            if _next_turn(verdict, run):
-                continue
-            answer = verdict.answer if isinstance(verdict, Finish) else turn.text
-            async for event in me.finish(answer, "answer"):
-                yield event
+        if me.ended:
             return
-        if run.last_turn:
-            async for event in me.out_of_turns(turn):
-                yield event
-            return
-        run.answer_mode = False
-        async for event in me.run_calls(turn):
-            yield event
-        verdict = await me.consult("results", turn)
-        for event in me.drain():
-            yield event
-        _next_turn(verdict, run)
     raise AssertionError("unreachable: the last turn always returns")  # pragma: no cover
 
 
@@ -432,6 +221,7 @@ class _Loop:
         self.reported: list[tuple[str, str]] = []
         self.events: list[Event] = []  # said by policies and their model calls
         self.failed: ErrorEvent | None = None
+        self.ended = False
 
     def new_turn(self) -> Turn:
         memory = render_memory(MemoryParts.from_state(self.ctx.state.get(MEMORY_KEY)))
@@ -458,12 +248,50 @@ class _Loop:
         self.events.extend(said)
         return verdict
 
+    async def decide(self, turn: Turn) -> AsyncIterator[Event]:
+        """What a reply leads to, as the policies judge it: another turn, the answer, or its
+        calls run. Sets ``ended`` when the run is over."""
+        run = self.run
+        for hook in ("reply", "calls"):
+            if hook == "calls" and not turn.calls:
+                break
+            verdict = await self.consult(hook, turn)
+            for event in self.drain():
+                yield event
+            if isinstance(verdict, Finish):
+                async for event in self.finish(verdict.answer, verdict.reason):
+                    yield event
+                return
+            if _next_turn(verdict, run):
+                return
+        if not turn.calls:
+            verdict = await self.consult("answer", turn)
+            for event in self.drain():
+                yield event
+            if _next_turn(verdict, run):
+                return
+            answer = verdict.answer if isinstance(verdict, Finish) else turn.text
+            async for event in self.finish(answer, "answer"):
+                yield event
+            return
+        if run.last_turn:
+            async for event in self.out_of_turns(turn):
+                yield event
+            return
+        run.answer_mode = False
+        async for event in self.run_calls(turn):
+            yield event
+        verdict = await self.consult("results", turn)
+        for event in self.drain():
+            yield event
+        _next_turn(verdict, run)
+
     async def resume(self) -> AsyncIterator[Event]:
         """Run the calls a crash left without a result (a resumed task)."""
-        for call in _pending_calls(self.history):
+        for call in pending_calls(self.history):
             yield ToolCallStarted(call)
             t0 = time.perf_counter()
-            result = await _execute(call, self.executor, self.ctx, self.recorder)
+            result = await execute(call, self.executor, self.ctx, self.recorder)
             self.run.completed[call_hash(call)] = result
             yield ToolCallFinished(result, _ms(t0))
             self._record(call, result)
@@ -498,7 +326,7 @@ class _Loop:
         )  # fmt: skip
         request = [system, *render_history(view, settings.track, answer_mode=run.answer_mode)]
         if run.nudge:
-            request, run.nudge = _with_nudge(request, run.nudge), ""
+            request, run.nudge = with_nudge(request, run.nudge), ""
         yield [request, listed, parts]
 
     async def call_model(self, turn: Turn) -> AsyncIterator[Event]:
@@ -576,15 +404,16 @@ class _Loop:
         answer = clean_answer(answer) if reason == "answer" else answer
         self.history.append(Message("assistant", answer))
         status: Status = "succeeded" if reason == "answer" else "failed"
-        _finish(self.recorder, self.history, self.ctx, status, answer)
+        finish_task(self.recorder, self.history, self.ctx, status, answer)
+        self.ended = True
         yield self.final(answer, reason)
 
     async def out_of_turns(self, turn: Turn) -> AsyncIterator[Event]:
         names = ", ".join(c.name for c in turn.calls)
         self.history.append(Message("assistant", turn.text))
         why = f"max_turns: still calling {names}"
-        _finish(self.recorder, self.history, self.ctx, "failed", why)
-        n = self.run.turn
+        finish_task(self.recorder, self.history, self.ctx, "failed", why)
+        n, self.ended = self.run.turn, True
         yield Notice(Code.MAX_TURNS, f"stopped after {n} turns; the model still wanted: {names}")
         yield self.final(
             f"I stopped after {n} turns (max_turns) without a final answer; "
@@ -594,7 +423,7 @@ class _Loop:
 
     async def run_calls(self, turn: Turn) -> AsyncIterator[Event]:
         """Run the turn's calls in order; after a failure the rest are skipped."""
-        calls = _unique_ids(turn.calls, self.history)
+        calls = unique_ids(turn.calls, self.history)
         self.history.append(Message("assistant", turn.text, tool_calls=list(calls)))
         if self.recorder is not None:
             self.recorder.checkpoint(self.history, self.ctx.state)
@@ -603,12 +432,12 @@ class _Loop:
             yield ToolCallStarted(call)
             t0 = time.perf_counter()
             if failed:
-                result = _skipped(call)
+                result = skipped(call)
             elif (reason := self.guard.check(call)) is not None:
-                result = _blocked(call, reason)
+                result = blocked(call, reason)
                 yield Notice(Code.LOOP_BLOCKED, reason)
             else:
-                result = await _execute(call, self.executor, self.ctx, self.recorder)
+                result = await execute(call, self.executor, self.ctx, self.recorder)
                 self.run.completed[call_hash(call)] = result
             yield ToolCallFinished(result, _ms(t0))
             self._record(call, result)
@@ -640,65 +469,6 @@ def _parse_notices(response: ModelResponse, parsed: Any, engine: Engine) -> list
         out.append(Notice(Code.REPAIRED, f"repaired malformed tool-call JSON ({parsed.format})"))
     out.extend(Notice(Code.PARSE_WARNING, w) for w in parsed.warnings)
     return out
-
-
-async def fit_request(
-    settings: LoopSettings,
-    counter: TokenCounter,
-    ctx: ToolContext,
-    history: list[Message],
-    tools: Sequence[Tool],
-    answer_mode: bool,
-    completed: dict[str, ToolResult],
-) -> Any:
-    assert settings.n_ctx is not None
-    base = settings.system_prompt + (f"\n\n{answer_mode_note(history)}" if answer_mode else "")
-    checkpoint = ctx.state.get(CHECKPOINT_KEY)
-    if checkpoint:
-        base += f"\n\nYour working checkpoint (your own notes on this task):\n{checkpoint}"
-
-    def listing(ts: Sequence[Tool]) -> str:
-        if settings.track == "protocol":
-            return protocol_system_prompt("", ts)
-        return json.dumps([t.openai_schema() for t in ts])
-
-    return await fit(
-        counter=counter,
-        n_ctx=settings.n_ctx,
-        reserve=settings.reserve,
-        system=base,
-        history=history,
-        memory=MemoryParts.from_state(ctx.state.get(MEMORY_KEY)),
-        tools=[] if answer_mode else list(tools),
-        listing=listing,
-        used_tools={r.name for r in completed.values()},
-        cut=int(ctx.state.get(CUT_KEY, 0)),
-    )
-
-
-def _finish(
-    recorder: TaskRecorder | None,
-    history: list[Message],
-    ctx: ToolContext,
-    status: Status,
-    text: str,
-) -> None:
-    if recorder is not None:
-        recorder.store.checkpoint(recorder.task_id, history, ctx.state)
-        recorder.status(status, result=text)
-
-
-def _unique_ids(calls: list[ToolCall], history: list[Message]) -> list[ToolCall]:
-    """Calls with ids not used before in this task: endpoints that omit ids get ``call_0`` from
-    the client every turn, and a reused id would be answered with the earlier call's result."""
-    seen = {c.id for m in history for c in m.tool_calls}
-    unique = []
-    for call in calls:
-        if not call.id or call.id in seen:
-            call = dataclasses.replace(call, id="call_" + secrets.token_hex(6))
-        seen.add(call.id)
-        unique.append(call)
-    return unique
 
 
 def _ms(since: float) -> float:

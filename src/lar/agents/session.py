@@ -9,7 +9,7 @@ import dataclasses
 import secrets
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -143,6 +143,7 @@ class Session:
 
         info = describe(cfg) if cfg is not None else lookup(engine.model or engine.name)
         profile = info.policies if info is not None else None
+        setting: Sequence[str] | None
         if self.agent.policies is not None:
             setting, where = self.agent.policies, "Agent(policies=...)"
         else:

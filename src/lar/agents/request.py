@@ -1,0 +1,161 @@
+"""What the model is sent each turn: the system message, the history as the track renders it,
+fitted to the context window (X2–X5)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from lar.agents.context import MemoryParts, TokenCounter, fit, render_memory
+from lar.calling.prompt import (
+    ANSWER_MODE_TAIL,
+    NEXT_STEP_TAIL,
+    answer_mode_note,
+    fold_tool_results,
+    protocol_system_prompt,
+)
+from lar.tools.base import Tool, ToolContext
+from lar.tools.builtin.interaction import CHECKPOINT_KEY
+from lar.types import Message, ToolResult
+
+if TYPE_CHECKING:
+    from lar.agents.policy import Policy
+    from lar.calling.relevance import Relevance
+    from lar.telemetry.records import EnergyMeter
+
+__all__ = [
+    "Track",
+    "LoopSettings",
+    "DEFAULT_SYSTEM_PROMPT",
+    "CUT_KEY",
+    "MEMORY_KEY",
+    "system_message",
+    "render_history",
+    "with_nudge",
+    "fit_request",
+]
+
+CUT_KEY = "context_cut"
+"""``ctx.state`` key: rounds of history the last prompt left out (kept while they fit)."""
+MEMORY_KEY = "memory_context"
+"""``ctx.state`` key: what memory contributes to the system prompt (index, recall, last task)."""
+
+Track = Literal["native", "protocol"]
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are Lar, a helpful assistant running on the user's own computer. "
+    "Answer briefly and correctly. Use a tool when it helps; never invent tool results."
+)
+
+
+@dataclass(slots=True)
+class LoopSettings:
+    track: Track = "protocol"
+    max_turns: int = 8
+    stream: bool = False
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    params: dict[str, Any] = field(default_factory=dict)
+    codeact: bool = False
+    n_ctx: int | None = None
+    """Context window; when set, the prompt is fitted to it (X2–X5)."""
+    reserve: int = 512
+    """Tokens kept free for the answer."""
+    counter: TokenCounter | None = None
+    """Shared across runs so a text is tokenized once."""
+    meter: EnergyMeter | None = None
+    """Measures each model call's energy (O2); None: not measured."""
+    relevance: Relevance | None = None
+    """Scores a run's first calls against the request (lar.calling.relevance), for policies."""
+    policies: Sequence[Policy] = ()
+    """Consulted at each hook, in order (lar.agents.policy); none: the model's replies as is."""
+
+
+def system_message(
+    settings: LoopSettings,
+    tools: Sequence[Tool],
+    ctx: ToolContext,
+    *,
+    answer_mode: bool,
+    memory: MemoryParts | None = None,
+    summary: str = "",
+    history: Sequence[Message] = (),
+) -> Message:
+    base = settings.system_prompt
+    if answer_mode:
+        text = f"{base}\n\n{answer_mode_note(history)}"
+    elif settings.track == "protocol":
+        text = protocol_system_prompt(base, tools)
+    else:
+        text = base
+    if memory is None:
+        memory = MemoryParts.from_state(ctx.state.get(MEMORY_KEY))
+    rendered = render_memory(memory)
+    if rendered:
+        text += f"\n\n{rendered}"
+    if summary:
+        text += f"\n\nProgress so far: {summary}"
+    checkpoint = ctx.state.get(CHECKPOINT_KEY)
+    if checkpoint:
+        text += f"\n\nYour working checkpoint (your own notes on this task):\n{checkpoint}"
+    return Message("system", text)
+
+
+def render_history(history: list[Message], track: Track, *, answer_mode: bool) -> list[Message]:
+    if track != "protocol":
+        return history
+    rendered = fold_tool_results(history)
+    if rendered and rendered[-1].role == "user" and "<tool_result" in rendered[-1].content:
+        # An instruction right after the data steers small models better than the system
+        # prompt. With the tools still listed the model may call the next one it needs.
+        tail = ANSWER_MODE_TAIL if answer_mode else NEXT_STEP_TAIL
+        rendered[-1] = Message("user", rendered[-1].content + tail)
+    return rendered
+
+
+def with_nudge(request: list[Message], nudge: str) -> list[Message]:
+    """The request with a one-turn correction after the user's last words.
+
+    Appended to the last user message rather than sent after the model's faulty reply: shown
+    their own reply, small models repeat it word for word (measured: a described call came
+    back unchanged).
+    """
+    last = request[-1]
+    if last.role == "user":
+        return [*request[:-1], Message("user", f"{last.content}\n\n{nudge}")]
+    return [*request, Message("user", nudge)]
+
+
+async def fit_request(
+    settings: LoopSettings,
+    counter: TokenCounter,
+    ctx: ToolContext,
+    history: list[Message],
+    tools: Sequence[Tool],
+    answer_mode: bool,
+    completed: dict[str, ToolResult],
+) -> Any:
+    assert settings.n_ctx is not None
+    base = settings.system_prompt + (f"\n\n{answer_mode_note(history)}" if answer_mode else "")
+    checkpoint = ctx.state.get(CHECKPOINT_KEY)
+    if checkpoint:
+        base += f"\n\nYour working checkpoint (your own notes on this task):\n{checkpoint}"
+
+    def listing(ts: Sequence[Tool]) -> str:
+        if settings.track == "protocol":
+            return protocol_system_prompt("", ts)
+        return json.dumps([t.openai_schema() for t in ts])
+
+    return await fit(
+        counter=counter,
+        n_ctx=settings.n_ctx,
+        reserve=settings.reserve,
+        system=base,
+        history=history,
+        memory=MemoryParts.from_state(ctx.state.get(MEMORY_KEY)),
+        tools=[] if answer_mode else list(tools),
+        listing=listing,
+        used_tools={r.name for r in completed.values()},
+        cut=int(ctx.state.get(CUT_KEY, 0)),
+    )
