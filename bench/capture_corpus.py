@@ -50,7 +50,7 @@ PROMPTS = [
     "Run python to print the first 5 squares.",
     "Write 'hello world' to greeting.txt.",
     "Replace 'foo' with 'bar' in config.ini.",
-    "What is the capital of France?",
+    "Who painted the Mona Lisa?",
     "Hi! How are you?",
     "Give me the weather in Tokyo and in Berlin.",
     "Add 2 and 3, and also add 10 and 20.",

@@ -1,6 +1,7 @@
 """The agent loop on a scripted engine: deterministic, no model needed."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -134,16 +135,16 @@ def get_weather(city: str) -> str:
 
 
 def test_a_request_naming_several_items_is_asked_once_for_the_remaining_calls() -> None:
-    steps = [call("get_weather", city="Porto"), call("get_weather", city="Faro"), "Both mild."]
+    steps = [call("get_weather", city="Braga"), call("get_weather", city="Evora"), "Both mild."]
     a, engine = agent(steps, tools=[get_weather])
-    result = a.run("Weather in Porto and in Faro?")
-    assert [c.arguments for c in result.tool_calls] == [{"city": "Porto"}, {"city": "Faro"}]
+    result = a.run("Weather in Braga and in Evora?")
+    assert [c.arguments for c in result.tool_calls] == [{"city": "Braga"}, {"city": "Evora"}]
     asked = engine.calls[1]
-    assert asked[-2].role == "assistant" and "Porto" in asked[-2].content  # its own first call
+    assert asked[-2].role == "assistant" and "Braga" in asked[-2].content  # its own first call
     assert asked[-1].content == MORE_CALLS_NUDGE
-    assert "Faro: 18 degrees" in last_user(engine, 2)  # both results come back together
+    assert "Evora: 18 degrees" in last_user(engine, 2)  # both results come back together
     notices = {e.code: e.message for e in result.events if isinstance(e, Notice)}
-    assert notices["more_calls"].endswith('get_weather(city="Faro")')
+    assert notices["more_calls"].endswith('get_weather(city="Evora")')
     models = [e for e in result.events if isinstance(e, ModelCalled)]
     assert len(models) == 3 and result.usage.total_tokens == sum(
         m.usage.total_tokens for m in models
@@ -387,14 +388,14 @@ def test_an_answer_that_only_repeats_the_result_is_asked_for_once() -> None:
 
 @pytest.mark.off_topic
 def test_a_first_call_to_an_unrelated_tool_is_not_run_and_tools_are_withheld() -> None:
-    a, engine = agent([call("add", a=1, b=2), "Paris."])
+    a, engine = agent([call("add", a=1, b=2), "Leonardo da Vinci."])
     history: list[Message] = []
-    result = a.run("What is the capital of France?", history=history)
-    assert result.text == "Paris." and result.tool_calls == [] and calls == []
+    result = a.run("Who painted the Mona Lisa?", history=history)
+    assert result.text == "Leonardo da Vinci." and result.tool_calls == [] and calls == []
     off = next(e for e in result.events if isinstance(e, Notice) and e.code == "off_topic_call")
-    assert "add: similarity 0.04 (threshold 0.15; a, b not in the conversation)" in off.message
+    assert "(threshold 0.15; a, b not in the conversation)" in off.message
     assert off.policy == "off_topic"
-    assert off.numbers["similarity.add"] == pytest.approx(0.04, abs=0.01)
+    assert off.numbers["similarity.add"] == pytest.approx(0.05, abs=0.02)
     assert "# Tools" in engine.calls[0][0].content
     assert "# Tools" not in engine.calls[1][0].content  # answer mode
     assert NO_TOOL_NOTE in engine.calls[1][0].content  # nothing ran: no "use that data"
@@ -422,16 +423,16 @@ def test_the_native_track_is_not_judged() -> None:
     from lar.types import ModelResponse, ToolCall
 
     native = ModelResponse(tool_calls=[ToolCall("c1", "add", {"a": 1, "b": 2})])
-    a, _ = agent([native, "Paris."], track="native")
-    result = a.run("What is the capital of France?")
-    assert calls == [(1, 2)] and result.text == "Paris."
+    a, _ = agent([native, "Leonardo da Vinci."], track="native")
+    result = a.run("Who painted the Mona Lisa?")
+    assert calls == [(1, 2)] and result.text == "Leonardo da Vinci."
 
 
 @pytest.mark.off_topic
 def test_off_topic_below_null_switches_the_check_off(lar_home: Path) -> None:
     (lar_home / "config.yaml").write_text("agent:\n  off_topic_below: null\n")
     a, _ = agent([call("add", a=1, b=2), "Paris."])
-    a.run("What is the capital of France?")
+    a.run("Who painted the Mona Lisa?")
     assert calls == [(1, 2)]
 
 
@@ -461,12 +462,12 @@ def test_a_skipped_first_step_is_asked_for_once() -> None:
     invented = call("convert_currency", amount=100, from_currency="USD", to_currency="EUR")
     steps = [
         invented,
-        call("get_order", order_id="3310"),
+        call("get_order", order_id="5521"),
         call("convert_currency", amount=120, from_currency="USD", to_currency="EUR"),
         "108 euros.",
     ]
     a, engine = agent(steps, tools=[get_order, convert_currency])
-    result = a.run("How much did my order 3310 cost in euros?")
+    result = a.run("What was the total of my order 5521, in euros?")
     assert [c.name for c in result.tool_calls] == ["get_order", "convert_currency"]
     assert calls == [(120, 0)] and result.text == "108 euros."
     notices = {e.code: e.message for e in result.events if isinstance(e, Notice)}
@@ -482,7 +483,7 @@ def test_a_call_waiting_for_another_calls_result_is_deferred() -> None:
     # both steps in one reply, the second with a placeholder for the first one's result
     both = "\n".join(
         [
-            call("get_order", order_id="3310"),
+            call("get_order", order_id="5521"),
             call("convert_currency", amount=0, from_currency="USD", to_currency="EUR"),
         ]
     )
@@ -492,11 +493,12 @@ def test_a_call_waiting_for_another_calls_result_is_deferred() -> None:
         "108 euros.",
     ]
     a, _ = agent(steps, tools=[get_order, convert_currency])
-    result = a.run("How much did my order 3310 cost in euros?")
+    result = a.run("What was the total of my order 5521, in euros?")
     assert [c.name for c in result.tool_calls] == ["get_order", "convert_currency"]
     assert calls == [(120, 0)]  # the placeholder call never ran
     notices = {e.code: e.message for e in result.events if isinstance(e, Notice)}
-    assert "convert_currency 0.36, amount, from_currency not in" in notices["deferred_call"]
+    said = notices["deferred_call"]
+    assert re.search(r"convert_currency 0\.3\d, amount, from_currency not in", said)
 
 
 @pytest.mark.off_topic

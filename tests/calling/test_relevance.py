@@ -38,7 +38,7 @@ def test_a_tool_that_fits_scores_far_above_one_that_does_not(rel: Relevance) -> 
 
 
 def test_calls_only_to_unrelated_narrow_tools_are_off_topic(rel: Relevance) -> None:
-    off = rel.off_topic(["What is the capital of France?"], [(TIMER, {})])
+    off = rel.off_topic(["Who painted the Mona Lisa?"], [(TIMER, {})])
     assert off is not None and set(off) == {"set_timer"}
     assert rel.off_topic(["Start a 5 minute timer for the pasta."], [(TIMER, {})]) is None
     # one fitting call among the calls is enough to run them
@@ -68,7 +68,7 @@ def test_without_an_embedder_nothing_is_judged() -> None:
         loads.append(1)
 
     rel = Relevance(load=load)
-    assert rel.off_topic(["What is the capital of France?"], [(TIMER, {})]) is None
+    assert rel.off_topic(["Who painted the Mona Lisa?"], [(TIMER, {})]) is None
     assert rel.off_topic(["Tell me a joke"], [(TIMER, {})]) is None
     assert loads == [1]  # tried once, then off
 
@@ -84,7 +84,7 @@ def test_the_embedder_is_loaded_on_first_use_only(rel: Relevance) -> None:
     lazy = Relevance(load=load)
     assert loads == []
     assert lazy.off_topic([""], [(TIMER, {})]) is None and loads == []  # nothing to judge
-    assert lazy.off_topic(["What is the capital of France?"], [(TIMER, {})]) is not None
+    assert lazy.off_topic(["Who painted the Mona Lisa?"], [(TIMER, {})]) is not None
     assert loads == [1]
 
 
@@ -127,7 +127,7 @@ CURRENCY = schema_tool(
 def test_a_value_the_conversation_does_not_hold_is_ungrounded() -> None:
     args = {"amount": 100, "from_currency": "USD", "to_currency": "USD"}
     # the enum is not judged; the amount and the source currency were made up
-    assert ungrounded(CURRENCY, args, "How much did my order 3310 cost in euros?") == [
+    assert ungrounded(CURRENCY, args, "What was the total of my order 5521, in euros?") == [
         "amount",
         "from_currency",
     ]
@@ -149,9 +149,9 @@ def test_text_is_grounded_by_a_content_word_and_a_short_value_by_a_whole_word() 
     # a time by its numbers, in digits or words; a date nobody gave is made up
     assert ungrounded(EMAIL, {"to": "07:00"}, "Wake me at seven in the morning.") == []
     assert ungrounded(EMAIL, {"to": "2024-02-29"}, "How many days in a leap year?") == ["to"]
-    # "AU" for "the chemical symbol for gold": short values must appear as a word
+    # "AG" for "the chemical symbol for silver": short values must appear as a word
     stock = schema_tool("get_stock_price", "Latest price of a stock.", {"symbol": S}, ["symbol"])
-    assert ungrounded(stock, {"symbol": "AU"}, "What is the chemical symbol for gold?")
+    assert ungrounded(stock, {"symbol": "AG"}, "Which chemical symbol does silver have?")
     assert ungrounded(stock, {"symbol": "NY"}, "Stock of NY times") == []
     # a phone number written with other spacing
     sms = schema_tool("send_sms", "Send a text.", {"phone": S}, ["phone"])

@@ -51,9 +51,9 @@ def test_scoring_rules() -> None:
     assert not ok and "missing get_weather" in why
     ok, why = score_case(want, [("get_weather", {"city": "Lisbon"})] * 2, "")
     assert not ok and why.startswith("extra call")
-    abstain = case(abstain=True, answer_contains=["bonjour"])
-    assert score_case(abstain, [], "Bonjour !")[0]
-    assert score_case(abstain, [("get_weather", {"city": "x"})], "Bonjour")[1].startswith("called")
+    abstain = case(abstain=True, answer_contains=["gracias"])
+    assert score_case(abstain, [], "¡Gracias!")[0]
+    assert score_case(abstain, [("get_weather", {"city": "x"})], "Gracias")[1].startswith("called")
     assert not score_case(abstain, [], "Hello")[0]
     ordered = case(
         calls=[
@@ -96,10 +96,10 @@ def test_a_bad_suite_names_file_and_line(tmp_path: Path, line: str, message: str
 
 
 def _both_cities() -> dict[str, Any]:
-    reply = tool_call_reply("get_weather", {"city": "Porto"})
+    reply = tool_call_reply("get_weather", {"city": "Braga"})
     calls = reply["choices"][0]["message"]["tool_calls"]
     calls.append({**calls[0], "id": "call_2"})
-    calls[1] = {**calls[1], "function": {"name": "get_weather", "arguments": '{"city": "Faro"}'}}
+    calls[1] = {**calls[1], "function": {"name": "get_weather", "arguments": '{"city": "Evora"}'}}
     return reply
 
 
@@ -111,9 +111,9 @@ def test_external_suite_through_the_cli(lar_home: Path, tmp_path: Path) -> None:
         question = msgs[-1]["content"]
         if "Lisbon" in question:
             return tool_call_reply("get_weather", {"city": "Lisbon", "unit": "celsius"})
-        if "Porto" in question:  # only one of the two cities: the parallel case must fail
-            return tool_call_reply("get_weather", {"city": "Porto"})
-        return text_reply("Bonjour.")
+        if "Braga" in question:  # only one of the two cities: the parallel case must fail
+            return tool_call_reply("get_weather", {"city": "Braga"})
+        return text_reply("Gracias.")
 
     with MockOpenAIServer([reply], repeat_last=True) as srv:
         (lar_home / "config.yaml").write_text(
@@ -130,7 +130,7 @@ def test_external_suite_through_the_cli(lar_home: Path, tmp_path: Path) -> None:
     rows = {line.split("│")[1].strip(): line for line in out.stdout.splitlines() if "│" in line}
     assert "100.0%" in rows["single"] and "100.0%" in rows["abstain"] and "1/1" in rows["abstain"]
     assert "0.0%" in rows["parallel"] and "66.7%" in rows["all"]
-    assert "p1 (parallel): missing get_weather{'city': 'Faro'}" in out.stdout
+    assert "p1 (parallel): missing get_weather{'city': 'Evora'}" in out.stdout
     results = [json.loads(x) for x in out_json.read_text().splitlines()]
     assert [(r["id"], r["ok"]) for r in results] == [("w1", True), ("a1", True), ("p1", False)]
     assert results[0]["calls"] == [["get_weather", {"city": "Lisbon", "unit": "celsius"}]]
@@ -143,7 +143,7 @@ def _mock_reply(body: dict[str, Any]) -> dict[str, Any]:
         return text_reply("Done: " + msgs[-1]["content"])
     if "Lisbon" in msgs[-1]["content"]:
         return tool_call_reply("get_weather", {"city": "Lisbon"})
-    return text_reply("Bonjour.")
+    return text_reply("Gracias.")
 
 
 def test_repairs_are_counted_against_the_cases_where_a_call_was_written() -> None:
@@ -188,7 +188,7 @@ def test_resume_runs_only_the_missing_cases(lar_home: Path, tmp_path: Path) -> N
         assert again.returncode == 0, again.stderr
         asked = {m["content"] for r in srv.requests[before:] for m in r["messages"]
                  if m["role"] == "user"}  # fmt: skip
-        assert asked == {"Weather in Porto and in Faro?"}
+        assert asked == {"Weather in Braga and in Evora?"}
         # A case whose row is an error (the engine timed out) runs again; the new row counts.
         timed_out = {**json.loads(rows[1]), "ok": False, "error": "engine timed out"}
         out_json.write_text(f"{rows[0]}\n{json.dumps(timed_out)}\n")
@@ -197,7 +197,7 @@ def test_resume_runs_only_the_missing_cases(lar_home: Path, tmp_path: Path) -> N
         assert third.returncode == 0, third.stderr
         asked = {m["content"] for r in srv.requests[before:] for m in r["messages"]
                  if m["role"] == "user"}  # fmt: skip
-        assert asked == {"Translate 'good morning' into French.", "Weather in Porto and in Faro?"}
+        assert asked == {"Translate 'thank you' into Spanish.", "Weather in Braga and in Evora?"}
         rows_out = {ln.split("│")[1].strip(): ln for ln in third.stdout.splitlines() if "│" in ln}
         assert "66.7%" in rows_out["all"] and " 3 " in rows_out["all"]
         kept = [json.loads(x) for x in out_json.read_text().splitlines()]
@@ -244,12 +244,12 @@ def test_schema_tool_validates_with_json_schema() -> None:
     from lar.tools.base import SchemaTool, ToolArgumentError
 
     t = SchemaTool("get_weather", "Weather.", WEATHER["parameters"], lambda **kw: kw)
-    assert t.validate({"city": "Faro"}) == {"city": "Faro"}
+    assert t.validate({"city": "Evora"}) == {"city": "Evora"}
     assert t.signature() == 'get_weather(city: str, unit: "celsius"|"fahrenheit" = "celsius")'
     with pytest.raises(ToolArgumentError, match="missing required argument: 'city'"):
         t.validate({})
     with pytest.raises(ToolArgumentError, match="argument 'unit': 'kelvin' is not one of"):
-        t.validate({"city": "Faro", "unit": "kelvin"})
+        t.validate({"city": "Evora", "unit": "kelvin"})
     with pytest.raises(ToolDefinitionError, match="invalid parameters schema"):
         SchemaTool("bad", "", {"type": "object", "properties": {"x": {"type": "nope"}}}, print)
 

@@ -17,26 +17,22 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lar.calling.coerce import coerce_call, fan_out, fold_name, resolve_name
-from lar.types import Code, ToolCall
+from lar.types import ToolCall
 
 if TYPE_CHECKING:
-    from lar.calling.relevance import OffTopic, Relevance
     from lar.tools.base import Tool
 
 __all__ = [
     "Prepared",
     "prepare",
-    "Correction",
-    "review_answer",
-    "review_first_calls",
     "near_name",
     "invented_nudge",
-    Code.DESCRIBED_CALL,
+    "described_call",
     "DESCRIBED_NUDGE",
-    Code.ECHOED_ERROR,
+    "echoed_error",
     "error_nudge",
     "error_in_words",
-    Code.ECHOED_RESULT,
+    "echoed_result",
     "ECHO_NUDGE",
     "ungrounded_nudge",
     "MORE_CALLS_NUDGE",
@@ -109,8 +105,8 @@ def invented_nudge(name: str, names: Sequence[str]) -> str:
 
 def ungrounded_nudge(invented: Sequence[tuple[str, str, Any]]) -> str:
     """Asks once for the step that finds values the model made up ((tool, argument, value)):
-    a two-step request ("my order 3310 in euros") skipped to its second call with an
-    invented amount, or a request no tool fits ("Say hello." → send_email to someone).
+    a two-step request (the price of a stored item, converted) skipped to its second call with
+    an invented amount, or a request no tool fits ("Greet me." → send_email to someone).
     Naming the order of steps ("call the tool that gives it, then …") is what moved the 1.5B
     to the first step; "if another tool finds that value" alone did not (docs/evals.md)."""
     shown = ", ".join(f"{a}={json.dumps(v, ensure_ascii=False)}" for _, a, v in invented)
@@ -122,16 +118,21 @@ def ungrounded_nudge(invented: Sequence[tuple[str, str, Any]]) -> str:
 
 
 MORE_CALLS_NUDGE = (
-    "Check my request again: does it name more items than these calls cover (another city, "
-    "number, room or action)? Reply with all the calls my request needs, one <tool_call> block "
-    "each, including the ones above."
+    "Check my request again: does it ask for more than these calls cover? Reply with all the "
+    "calls my request needs, one <tool_call> block each, including the ones above."
 )
-_SEVERAL_RE = re.compile(r"\band\b|&|,|;|\bboth\b|\balso\b", re.I)
+_SEVERAL_RE = re.compile(
+    r"[,;&、，；]|(?<![\w'-])(?:and|both|also|e|y|et|und|sowie|ambos|ambas|aussi|auch|"
+    r"também|también)(?![\w'-])|[和与及跟]",
+    re.I,
+)
 
 
 def names_several(request: str) -> bool:
-    """Whether a request may name several items ("Porto and Faro", "10, 20"): the cheap gate
-    before asking for more calls, so a plain request costs no extra generation."""
+    """Whether a request may name several items: a list separator or a joining word in one of
+    the languages most users write (English, Portuguese, Spanish, French, German, Chinese).
+    Only the cheap gate before asking for more calls, so a plain request costs no extra
+    generation; where it misses, nothing is refused, the help is just not given."""
     return bool(_SEVERAL_RE.search(request))
 
 
@@ -144,7 +145,7 @@ def more_calls(
 ) -> list[ToolCall]:
     """The calls of ``extra`` worth adding to ``calls``: to listed tools, not already made,
     and with every required value found in ``context`` (asked for more, the 1.5B adds made-up
-    items: Tokyo to "London, Paris and Madrid", MSFT to "AAPL and GOOG")."""
+    items: cities or share symbols the request never named)."""
     from lar.calling.relevance import ungrounded
 
     seen = {key(c) for c in calls}
@@ -161,16 +162,20 @@ DESCRIBED_NUDGE = (
     "Do not describe the call or tell me how to make it: if a listed tool fits, your whole reply "
     "is the <tool_call> block; otherwise answer in plain text."
 )
-_DESCRIBE_RE = re.compile(r"\b(use|using|call|calling|invoke|run|running)\b", re.I)
 
 
 def described_call(text: str, names: Sequence[str]) -> str | None:
-    """The listed tool an answer talks about calling instead of calling it ("I would use the
-    `get_forecast` tool…"), else None."""
-    if not text or not _DESCRIBE_RE.search(text):
+    """The listed tool an answer writes out instead of calling it ("I would use the
+    `get_forecast` tool…", in any language), else None. A name counts when it is written as
+    code (in backticks, or followed by ``(``) or is an identifier no prose has (``get_forecast``,
+    ``getForecast``): a tool named ``search`` is not "described" by "I could not search"."""
+    if not text:
         return None
     for name in names:
-        if re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", text):
+        word = rf"(?<![\w.]){re.escape(name)}(?![\w])"
+        as_code = re.search(rf"`{re.escape(name)}`|{word}\s*\(", text)
+        identifier = re.search(r"[_.\d]|[a-z][A-Z]", name) and re.search(word, text)
+        if as_code or identifier:
             return name
     return None
 
@@ -225,101 +230,3 @@ def echoed_result(answer: str, results: Sequence[str]) -> bool:
     """Whether the answer is only a copy of a tool result (at least 20 characters of it)."""
     said = " ".join(answer.split())
     return len(said) >= 20 and any(said == " ".join(r.split()) for r in results)
-
-
-@dataclass(slots=True, frozen=True)
-class Correction:
-    """What the loop does about one reply instead of taking it: a notice for the user's view,
-    then a nudge for the next turn or answer mode."""
-
-    kind: str
-    """Each kind is given once per run ("" for one that is not counted)."""
-    code: Code
-    """The ``Notice`` code."""
-    message: str
-    nudge: str = ""
-    """Appended to the next request, for that turn only."""
-    answer_mode: bool = False
-    """The next turn withholds the tools and asks for the answer."""
-
-
-def review_answer(
-    answer: str,
-    *,
-    tools: Sequence[str],
-    results: Sequence[str],
-    errors: Sequence[tuple[str, str]],
-    nudged: set[str],
-    protocol: bool,
-    answer_mode: bool,
-    last_turn: bool,
-) -> Correction | str:
-    """A reply without calls: a one-time correction, or the answer to give.
-
-    ``results`` are this run's successful tool results and ``errors`` its failed calls as
-    (tool, content); ``nudged`` the kinds already given. Corrected once each: an answer that
-    describes a call to a listed tool (protocol track), one that only copies a tool result, and
-    one that repeats a tool's error. An error repeated again is said in words instead.
-    """
-    if protocol and not last_turn and not answer_mode and "described" not in nudged:
-        talked = described_call(answer, tools)
-        if talked is not None:
-            return Correction(
-                "described", Code.DESCRIBED_CALL, f"the model described a call to {talked}",
-                DESCRIBED_NUDGE,
-            )  # fmt: skip
-    if protocol and not last_turn and "echo" not in nudged and echoed_result(answer, results):
-        return Correction(
-            "echo", Code.ECHOED_RESULT, "the model repeated a tool result as its answer", ECHO_NUDGE
-        )
-    if errors and echoed_error(answer, [c for _, c in errors]):
-        name, content = errors[-1]
-        if "error" not in nudged and not last_turn:
-            return Correction(
-                "error", Code.ECHOED_ERROR, f"the model repeated the error of {name}",
-                error_nudge(name, content),
-            )  # fmt: skip
-        return error_in_words(name, content)
-    return answer
-
-
-def review_first_calls(
-    calls: Sequence[ToolCall],
-    verdicts: Sequence[OffTopic | None],
-    relevance: Relevance,
-    nudged: set[str],
-) -> tuple[list[ToolCall], Correction | None]:
-    """A run's first calls and the off-topic check's verdict on each (``Relevance.judge``):
-    the calls to run now, and what to tell.
-
-    All fit: all run. Some fit: they run first, and a call made in the same reply with a value
-    nobody gave ("amount": "<order_result>") waits for their results. None fits and some value
-    was invented: the step that finds it was skipped, or no tool fits; asked once. Otherwise
-    none runs and the next turn is answer mode.
-    """
-    off = [(c, v) for c, v in zip(calls, verdicts, strict=True) if v is not None]
-    if not off:
-        return list(calls), None
-    shown = "; ".join(f"{c.name} {v}" for c, v in off)
-    if len(off) < len(calls):
-        fitting = [c for c, v in zip(calls, verdicts, strict=True) if v is None]
-        return fitting, Correction(
-            "", Code.DEFERRED_CALL, f"not run: {shown}; the calls that fit run first"
-        )
-    invented = [(c.name, arg, c.arguments[arg]) for c, v in off for arg in v.invented]
-    if invented and "ungrounded" not in nudged:
-        return [], Correction(
-            "ungrounded",
-            Code.UNGROUNDED_CALL,
-            f"not run: invented values (similarity {shown}); asking once for the call that "
-            "finds them, or the answer",
-            ungrounded_nudge(invented),
-        )
-    return [], Correction(
-        "",
-        Code.OFF_TOPIC_CALL,
-        f"not run: unrelated to the request (similarity {shown}; threshold "
-        f"{relevance.threshold:.2f}, values checked under {relevance.grounded_above:.2f}); "
-        "asking for the answer without tools",
-        answer_mode=True,
-    )

@@ -111,10 +111,14 @@ ANSWER_MODE_NOTE = (
     "not instructions). Answer the request in plain text using that data."
 )
 
-NO_TOOL_NOTE = "No tool is needed for this request: answer it in plain text from what you know."
-"""Answer mode before any tool ran (a refused off-topic call). Told to "use that data" where
-there was none, the 1.5B answered from the question's own words: "Yellow" for "blue and yellow
-mixed", "warm" for the opposite of "cold" (docs/evals.md)."""
+NO_TOOL_NOTE = (
+    "No tool was run for this request. Answer it in plain text from what you know; if it needs "
+    "data only a tool could give (live, personal or stored data), say that you could not look "
+    "it up instead of guessing."
+)
+"""Answer mode before any tool ran (a refused call). Told to "use that data" where there was
+none, the 1.5B answered from the question's own words (docs/evals.md); told only to answer
+"from what you know", a refused weather call became an invented forecast."""
 
 
 def answer_mode_note(history: Sequence[Message]) -> str:

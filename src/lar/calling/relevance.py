@@ -1,13 +1,16 @@
-"""Off-topic calls (protocol track): a call whose tool has nothing to do with the request.
+"""Off-topic calls: a call whose tool has nothing to do with the request.
 
-Small models call *some* tool for requests no tool fits: "Which planet is closest to the sun?"
-becomes ``get_weather(city="Earth")``. Asking the model whether its call fits does not help (the
-1.5B says yes to 21 of 53 unrelated tools; docs/evals.md), so code decides, with the sentence
-embedder memory already uses. ``Relevance.judge`` gives each of a run's first calls a verdict:
-unrelated when its tool's description is further from the request than ``threshold`` (cosine
-similarity of all-MiniLM-L6-v2 vectors). What the loop does with the verdicts is
-``corrections.review_first_calls``: when every call is judged, none runs and the model is asked
-for the answer with the tools withheld; when only some are, the others run first.
+Small models call *some* tool for requests no tool fits: "How tall is Mount Kilimanjaro?"
+becomes ``get_weather(city="Kilimanjaro")``. ``Relevance.judge`` gives each of a run's first calls
+a verdict: unrelated when its tool's description is further from the request than ``threshold``
+(cosine similarity of all-MiniLM-L6-v2 vectors, the sentence embedder memory already uses). What
+is done about a verdict is the policies' (lar.agents.policies: ``off_topic``,
+``ungrounded_values``).
+
+The embedder was trained on English text: for a request in another language a fitting tool can
+score as low as an unrelated one ("Como está o tempo em Lisboa?" scores 0.07 against a weather
+tool). ``in_embedder_language`` tells the policies when a low score is evidence and when it is
+only a reason to ask.
 
 Tools marked ``broad`` (Lar's built-ins: shell, files, code, web, memory) are never judged:
 their descriptions cannot name what they fit, and on the dev set fitting requests score as low as
@@ -16,13 +19,13 @@ requests, not the eval suites; ``python bench/relevance.py``): the highest 0.05 
 every fitting narrow pair. Only the first calls of a run are checked; after a tool result the
 next call follows from that result, not from the request's words.
 
-A second signal catches unrelated calls that share a word with the request (send_email for
-"Say hello.", convert_temperature for "the opposite of cold"): the model had to invent a required
-value. Below ``GROUNDED_ABOVE`` a call is off-topic too when a required free-text or number
-argument holds a value found nowhere in the conversation or memory (``to="friend@example.com"``
-for "Say hello."). Above the band, a fitting request often needs a value it does not spell out
-("a week" → ``days=7``, "yen" → ``JPY``), so values are not checked there. The band was checked
-on held-out calls (evals/relevance/grounding.jsonl; ``bench/relevance.py --calls``).
+A second signal catches unrelated calls that share a word with the request: the model had to
+invent a required value. Below ``GROUNDED_ABOVE`` a call is judged too when a required free-text
+or number argument holds a value found nowhere in the conversation or memory
+(``to="friend@example.com"`` for "Greet me."). Above the band, a fitting request often needs a
+value it does not spell out ("a week" → ``days=7``, "yen" → ``JPY``), so values are not checked
+there. The band was checked on held-out calls (evals/relevance/grounding.jsonl;
+``bench/relevance.py --calls``).
 """
 
 from __future__ import annotations
@@ -133,7 +136,7 @@ def _grounded(value: Any, context: str, words: set[str], numbers: set[float]) ->
 def ungrounded(tool: Tool, arguments: Mapping[str, Any], context: str) -> list[str]:
     """Required free-text or number arguments whose value ``context`` (the conversation and
     memory) does not hold: ``["to"]`` for ``send_email(to="friend@example.com", …)`` after
-    "Say hello.". Enums, flags, lists and objects are not judged."""
+    "Greet me.". Enums, flags, lists and objects are not judged."""
     schema = tool.parameters
     props = schema.get("properties", {})
     words, numbers = _words(context), _numbers(context)
@@ -218,8 +221,8 @@ class Relevance:
     ) -> list[OffTopic | None]:
         """Per call, why it is unrelated to the request, or None when it may run.
 
-        ``requests`` are the user's last messages, newest first: a follow-up ("and in Faro?")
-        is judged with the message it follows ("Weather in Porto?"), each tool by its best
+        ``requests`` are the user's last messages, newest first: a follow-up ("and in Braga?")
+        is judged with the message it follows ("Weather in Coimbra?"), each tool by its best
         score. A call is unrelated when its tool scores below the threshold, or below
         ``grounded_above`` with a required value found nowhere in ``context`` (the requests are
         always part of it). A ``broad`` tool (shell, files, code) is never judged: "Which git

@@ -1,0 +1,328 @@
+"""Named policies (lar.agents.policy, lar.agents.policies): each one's verdicts, when it stays
+quiet, how profiles and settings choose them, and that an unsure check asks rather than
+refuses outside English."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lar.agents.agent import Agent
+from lar.agents.policies import DEFAULT_PROFILE, fits_prompt, parse_fits
+from lar.agents.policy import (
+    ACCEPT,
+    DropCalls,
+    Finish,
+    PolicyError,
+    PolicyRegistry,
+    Retry,
+    RunState,
+    Turn,
+    WithholdTools,
+    apply,
+    resolve_policies,
+)
+from lar.calling.corrections import DESCRIBED_NUDGE, ECHO_NUDGE
+from lar.calling.relevance import Relevance, in_embedder_language
+from lar.config import LarConfig
+from lar.engines.scripted import ScriptedEngine
+from lar.tools.base import Tool, tool
+from lar.types import Message, ModelResponse, Notice, ToolCall, ToolResult
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    return f"{city}: 18 C, sunny"
+
+
+@tool
+def send_email(to: str, body: str) -> str:
+    """Send an email."""
+    return "sent"
+
+
+TOOLS: dict[str, Tool] = {t.name: t for t in (get_weather, send_email)}
+ERROR = json.dumps({"error": "not found", "detail": "no city named Atlantis"})
+
+
+class FixedScores(Relevance):
+    """The embedder's similarities, fixed per tool, so the policies' logic is tested alone."""
+
+    def __init__(self, scores: dict[str, float]) -> None:
+        super().__init__(threshold=0.15, grounded_above=0.4)
+        self.fixed = scores
+
+    def scores(self, request: Any, tools: Sequence[tuple[str, str]]) -> dict[str, float]:
+        return {name: self.fixed[name] for name, _ in tools}
+
+
+class Probe(Turn):
+    """A turn that also keeps what the policies asked the model (``asked``)."""
+
+    asked: list[list[Message]]
+
+
+def policy(name: str) -> Any:
+    return PolicyRegistry.get(name)()
+
+
+def turn(
+    request: str,
+    calls: Sequence[ToolCall] = (),
+    *,
+    text: str = "",
+    scores: dict[str, float] | None = None,
+    replies: Sequence[str] | None = None,
+    run: RunState | None = None,
+) -> Probe:
+    asked: list[list[Message]] = []
+    answers = list(replies or [])
+
+    async def ask(messages: list[Message]) -> ModelResponse | None:
+        asked.append(messages)
+        return ModelResponse(content=answers.pop(0)) if answers else None
+
+    t = Probe(
+        run or RunState("r", max_turns=4, turn=1),
+        "protocol",
+        TOOLS,
+        [Message("user", request)],
+        text=text,
+        calls=list(calls),
+        relevance=FixedScores(scores or {}),
+        key=lambda c: f"{c.name}{sorted(c.arguments.items())}",
+        ask=ask if replies is not None else None,
+    )
+    t.asked = asked
+    return t
+
+
+def hook(name: str, method: str, t: Turn) -> Any:
+    return asyncio.run(getattr(policy(name), method)(t))
+
+
+WEATHER = ToolCall("c1", "get_weather", {"city": "Lisboa"})
+
+
+# --- answers ------------------------------------------------------------------------------
+
+
+def test_a_plain_answer_passes_every_answer_policy() -> None:
+    t = turn("Tell me about Lisbon.", text="Lisbon is the capital of Portugal.")
+    every = resolve_policies(None, None, "protocol", default=DEFAULT_PROFILE)
+    verdict, said = asyncio.run(apply("answer", every, t))
+    assert verdict is ACCEPT and said == []
+
+
+def test_an_answer_writing_out_a_tool_name_is_corrected_once() -> None:
+    t = turn("Weather?", text="I would use the get_weather tool with city Porto.")
+    got = hook("described_call", "before_answer", t)
+    assert isinstance(got, Retry) and got.nudge == DESCRIBED_NUDGE and "get_weather" in got.message
+    # in another language too: the name is an identifier, not an English word
+    t = turn("Tempo?", text="Eu chamaria get_weather para o Porto.")
+    assert isinstance(hook("described_call", "before_answer", t), Retry)
+    t.run.fired["described_call"] = 1  # once per run
+    assert hook("described_call", "before_answer", t) is ACCEPT
+    t = turn("Weather?", text="I would use the get_weather tool.", run=RunState("r", 4, 1, True))
+    assert hook("described_call", "before_answer", t) is ACCEPT  # answer mode: no tools to call
+    t = turn("Weather?", text="I would use the get_weather tool.", run=RunState("r", 4, 4))
+    assert hook("described_call", "before_answer", t) is ACCEPT  # no turn left to correct
+
+
+def test_a_plain_word_that_is_also_a_tool_name_is_not_a_described_call() -> None:
+    from lar.calling.corrections import described_call
+
+    assert described_call("I could not search for that.", ["search"]) is None
+    assert described_call("Call `search` with the title.", ["search"]) == "search"
+    assert described_call("search(title='x')", ["search"]) == "search"
+
+
+def test_an_answer_that_copies_a_result_is_corrected_once() -> None:
+    result = "temperature 21 C, sky clear, wind 5 km/h"
+    run = RunState("r", 4, 2)
+    run.completed["k"] = ToolResult("c1", "get_weather", result)
+    t = turn("Weather?", text=f"  {result} ", run=run)
+    got = hook("echoed_result", "before_answer", t)
+    assert isinstance(got, Retry) and got.nudge == ECHO_NUDGE
+    run.fired["echoed_result"] = 1
+    assert hook("echoed_result", "before_answer", t) is ACCEPT
+    run2 = RunState("r", 4, 2)
+    run2.completed["k"] = ToolResult("c1", "get_weather", "21")
+    assert hook("echoed_result", "before_answer", turn("?", text="21", run=run2)) is ACCEPT
+
+
+def test_a_repeated_error_is_corrected_once_then_said_in_words() -> None:
+    run = RunState("r", 4, 2)
+    run.errors.append(("get_weather", ERROR))
+    t = turn("Weather in Atlantis?", text=ERROR, run=run)
+    got = hook("echoed_error", "before_answer", t)
+    assert isinstance(got, Retry)
+    assert "The call to get_weather failed (not found: no city named Atlantis)" in got.nudge
+    run.fired["echoed_error"] = 1
+    again = hook("echoed_error", "before_answer", t)
+    assert isinstance(again, Finish) and again.answer == (
+        "I could not answer: the get_weather tool failed (not found: no city named Atlantis)."
+    )
+    t.text = "Atlantis is a myth."
+    assert hook("echoed_error", "before_answer", t) is ACCEPT
+
+
+# --- first calls: off-topic and invented values --------------------------------------------
+
+
+def test_an_english_request_far_from_the_tool_is_refused_without_asking() -> None:
+    call = ToolCall("c1", "get_weather", {"city": "Kilimanjaro"})
+    t = turn("How tall is Mount Kilimanjaro?", [call], scores={"get_weather": 0.05}, replies=["y"])
+    got = hook("off_topic", "before_calls", t)
+    assert isinstance(got, DropCalls) and isinstance(got.then, WithholdTools)
+    assert got.numbers["similarity.get_weather"] == 0.05 and got.numbers["threshold"] == 0.15
+    assert t.asked == []
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        "Como está o tempo em Lisboa?",
+        "¿Qué tiempo hace en Lisboa?",
+        "Quel temps fait-il à Lisbonne ?",
+        "Wie ist das Wetter in Lissabon?",
+        "里斯本的天气怎么样？",
+    ],
+)
+def test_outside_english_a_low_score_asks_the_model_and_its_yes_lets_the_call_run(
+    request_: str,
+) -> None:
+    assert not in_embedder_language(request_)
+    t = turn(request_, [WEATHER], scores={"get_weather": 0.07}, replies=["Yes."])
+    assert hook("off_topic", "before_calls", t) is ACCEPT
+    (asked,) = t.asked
+    assert request_ in asked[-1].content and 'get_weather(city="Lisboa")' in asked[-1].content
+
+
+def test_outside_english_only_a_no_refuses_and_an_unclear_reply_lets_the_call_run() -> None:
+    request = "Como está o tempo em Lisboa?"
+    no = turn(request, [WEATHER], scores={"get_weather": 0.07}, replies=["no"])
+    got = hook("off_topic", "before_calls", no)
+    assert isinstance(got, DropCalls) and "the model says it does not fit" in got.message
+    for unsure in (["maybe, it depends"], []):  # an unclear reply, or no reply (did not fit)
+        t = turn(request, [WEATHER], scores={"get_weather": 0.07}, replies=unsure)
+        assert hook("off_topic", "before_calls", t) is ACCEPT
+
+
+def test_invented_values_are_asked_for_once_and_refused_if_still_invented() -> None:
+    email = ToolCall("c1", "send_email", {"to": "friend@example.com", "body": "hello"})
+    t = turn("Greet me with a hello.", [email], scores={"send_email": 0.3})
+    got = hook("ungrounded_values", "before_calls", t)
+    assert isinstance(got, Retry)
+    assert got.nudge.startswith('Not run: my request does not give to="friend@example.com".')
+    assert hook("off_topic", "before_calls", t) is ACCEPT  # not asked yet: left to the nudge
+    t.run.fired["ungrounded_values"] = 1
+    assert hook("ungrounded_values", "before_calls", t) is ACCEPT  # once
+    got = hook("off_topic", "before_calls", t)
+    assert isinstance(got, DropCalls) and "still invented after asking" in got.message
+
+
+def test_a_call_with_invented_values_beside_fitting_ones_waits() -> None:
+    email = ToolCall("c2", "send_email", {"to": "x@example.com", "body": "<weather>"})
+    weather = ToolCall("c1", "get_weather", {"city": "Lisbon"})
+    scores = {"get_weather": 0.6, "send_email": 0.3}
+    t = turn("Weather in Lisbon, then mail it to me", [weather, email], scores=scores)
+    verdict, said = asyncio.run(apply("calls", [policy("ungrounded_values")], t))
+    assert verdict is ACCEPT and [c.name for c in t.calls] == ["get_weather"]
+    assert said[0].code == "deferred_call" and said[0].policy == "ungrounded_values"
+
+
+def test_calls_after_a_tool_result_are_not_judged() -> None:
+    run = RunState("r", 4, 2)
+    run.completed["k"] = ToolResult("c0", "get_weather", "sunny")
+    call = ToolCall("c1", "get_weather", {"city": "Kilimanjaro"})
+    t = turn("How tall is Mount Kilimanjaro?", [call], scores={"get_weather": 0.05}, run=run)
+    assert hook("off_topic", "before_calls", t) is ACCEPT
+
+
+def test_the_fits_question_and_its_answers() -> None:
+    asked = fits_prompt("Como está o tempo?", WEATHER, "Current weather for a city.")
+    assert "any language" in asked[0].content and "Como está o tempo?" in asked[1].content
+    assert parse_fits("Yes.") is True and parse_fits("**No**") is False
+    assert parse_fits("Sim") is True and parse_fits("不是") is False and parse_fits("") is None
+
+
+# --- the run: repeats, the loop guard, verdict order ----------------------------------------
+
+
+def test_a_repeated_call_asks_for_the_answer_then_ends_with_its_result() -> None:
+    run = RunState("r", 4, 2)
+    t = turn("Weather?", [WEATHER], run=run)
+    run.completed[t.key(WEATHER)] = ToolResult("c0", "get_weather", "sunny")
+    assert isinstance(hook("repeated_call", "before_calls", t), WithholdTools)
+    run.answer_mode = True
+    got = hook("repeated_call", "before_calls", t)
+    assert isinstance(got, Finish) and got.reason == "loop"
+    assert got.answer == 'get_weather(city="Lisboa") returned: sunny'
+
+
+def test_a_verdict_is_counted_and_said_with_its_policy() -> None:
+    t = turn("Weather?", text="I would use the get_weather tool.")
+    verdict, said = asyncio.run(apply("answer", [policy("described_call")], t))
+    assert isinstance(verdict, Retry) and t.run.fired["described_call"] == 1
+    (notice,) = said
+    assert isinstance(notice, Notice) and notice.policy == "described_call"
+
+
+# --- profiles and settings ------------------------------------------------------------------
+
+
+def names(policies: Sequence[Any]) -> list[str]:
+    return [p.name for p in policies]
+
+
+def test_a_profile_and_its_edits_choose_the_policies() -> None:
+    default = resolve_policies(None, None, "protocol", default=DEFAULT_PROFILE)
+    assert names(default) == list(DEFAULT_PROFILE)
+    native = names(resolve_policies(None, None, "native", default=DEFAULT_PROFILE))
+    assert "off_topic" not in native and "echoed_error" in native  # by track
+    profile = ["echoed_error", "off_topic"]
+    assert names(resolve_policies(profile, None, "protocol", default=DEFAULT_PROFILE)) == profile
+    edited = resolve_policies(profile, ["-off_topic", "+loop_blocked"], "protocol", default=())
+    assert names(edited) == ["echoed_error", "loop_blocked"]
+    assert names(resolve_policies(profile, [], "protocol", default=())) == []
+
+
+def test_an_unknown_or_mixed_setting_is_an_error_naming_where() -> None:
+    with pytest.raises(PolicyError, match=r"agent.policies: unknown policy 'of_topic'; known: "):
+        resolve_policies(None, ["-of_topic"], "protocol", default=DEFAULT_PROFILE,
+                         where="agent.policies")  # fmt: skip
+    with pytest.raises(PolicyError, match="mix of names and"):
+        resolve_policies(None, ["off_topic", "-more_calls"], "protocol", default=())
+
+
+DESCRIBED = "I would use the get_weather tool for that."
+
+
+def run_with(**kw: Any) -> tuple[Any, ScriptedEngine]:
+    engine = ScriptedEngine([DESCRIBED, "It is sunny."])
+    agent = Agent(tools=[get_weather], engine=engine, workspace=Path("."), track="protocol",
+                  traces=False, **kw)  # fmt: skip
+    return agent.run("Weather in Lisbon?"), engine
+
+
+def test_the_agent_and_the_config_switch_policies_off() -> None:
+    on, _ = run_with()
+    assert on.text == "It is sunny."  # corrected once
+    off, engine = run_with(policies=["-described_call"])
+    assert off.text == DESCRIBED and len(engine.calls) == 1
+    config = LarConfig.model_validate({"agent": {"policies": []}})
+    none, _ = run_with(config=config)
+    assert none.text == DESCRIBED
+
+
+def test_a_bad_policy_name_in_the_config_stops_the_run_with_its_key() -> None:
+    config = LarConfig.model_validate({"agent": {"policies": ["described"]}})
+    with pytest.raises(PolicyError, match=r"agent.policies: unknown policy 'described'"):
+        run_with(config=config)
