@@ -1,0 +1,62 @@
+"""Help that holds in every language, on the real embedded model (protocol track).
+
+The English-only embedder scores a Portuguese weather question 0.07 against a weather tool, as
+low as an unrelated tool: the off-topic policy must then ask, not refuse, so the tool runs and
+the answer carries its result. And a request no tool fits must get an answer that does not
+pretend a tool ran. The requests are this test's own, not eval cases.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lar.agents.agent import Agent
+from lar.tools.base import SchemaTool
+from lar.types import Notice
+
+ran: list[tuple[str, dict[str, Any]]] = []
+
+
+def weather_tool() -> SchemaTool:
+    def get_weather(**args: Any) -> str:
+        ran.append(("get_weather", args))
+        return "18 C, sunny"
+
+    return SchemaTool(
+        "get_weather",
+        "Current weather for a city.",
+        {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        get_weather,
+    )
+
+
+def test_a_portuguese_weather_question_calls_the_tool_and_answers_with_its_result(
+    lar_home: Path,
+) -> None:
+    ran.clear()
+    agent = Agent(tools=[weather_tool()], track="protocol", memory=False, traces=False)
+    try:
+        result = agent.run("Como está o tempo em Lisboa?")
+    finally:
+        agent.close()
+    assert [name for name, _ in ran] == ["get_weather"], result.events
+    assert "lisb" in ran[0][1]["city"].lower()
+    assert "18" in result.text, result.text
+    refused = [e for e in result.events if isinstance(e, Notice) and e.code == "off_topic_call"]
+    assert refused == []
+
+
+def test_a_request_no_tool_fits_gets_an_answer_that_does_not_claim_a_tool_ran(
+    lar_home: Path,
+) -> None:
+    ran.clear()
+    agent = Agent(tools=[weather_tool()], track="protocol", memory=False, traces=False)
+    try:
+        result = agent.run("Who wrote the novel Don Quixote?")
+    finally:
+        agent.close()
+    assert ran == [] and result.tool_calls == []
+    text = result.text.lower()
+    assert "cervantes" in text, result.text
+    assert "get_weather" not in text and "sunny" not in text and "18 c" not in text
