@@ -265,3 +265,56 @@ def test_the_shipped_suites_load_and_cover_every_category() -> None:
     assert all(3 <= len(c.tools) <= 6 for c in cases if c.category == "choose")
     assert all(len(c.expect["calls"]) >= 2 for c in cases if c.category == "parallel")
     assert all(c.expect.get("ordered") for c in cases if c.category == "two_step")
+
+
+def _protocol_reply(body: dict[str, Any]) -> dict[str, Any]:
+    """One city at first; both when asked for the calls the request still needs."""
+
+    def block(city: str) -> str:
+        return (
+            f'<tool_call>{{"name": "get_weather", "arguments": {{"city": "{city}"}}}}</tool_call>'
+        )
+
+    last = body["messages"][-1]["content"]
+    if "<tool_result" in last:
+        return text_reply("Mild in both.")
+    if "Check my request again" in last:
+        return text_reply(block("Braga") + "\n" + block("Evora"))
+    if "Braga" in last:
+        return text_reply(block("Braga"))
+    if "Lisbon" in last:
+        return text_reply(block("Lisbon"))
+    return text_reply("Gracias.")
+
+
+def test_ablate_measures_what_one_policy_adds(lar_home: Path, tmp_path: Path) -> None:
+    with MockOpenAIServer([_protocol_reply], repeat_last=True) as srv:
+        (lar_home / "config.yaml").write_text(
+            f"model: mock\nmodels:\n  - {{name: mock, engine: openai, base_url: '{srv.url}'}}\n"
+            "agent:\n  off_topic_below: null\n"  # no embedder: the test is about more_calls
+        )
+        out_json = tmp_path / "results.jsonl"
+        out = _eval(lar_home, "--track", "protocol", "--ablate", "more_calls",
+                    "--json", str(out_json))  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    rows = {ln.split("│")[1].strip(): ln for ln in out.stdout.splitlines() if "│" in ln}
+    assert "100.0%" in rows["all"]  # the full profile gets the parallel case
+    without = rows["more_calls"]
+    assert "66.7%" in without and "+33.3%" in without and "1/3" in without  # fired in 1 case
+    results = [json.loads(x) for x in out_json.read_text().splitlines()]
+    assert sorted({r["variant"] for r in results}) == ["", "-more_calls"]
+    p1 = {r["variant"]: r for r in results if r["id"] == "p1"}
+    assert p1[""]["ok"] and p1[""]["fired"] == {"more_calls": 1}
+    assert not p1["-more_calls"]["ok"] and p1["-more_calls"]["fired"] == {}
+
+
+def test_ablate_rejects_an_unknown_policy(lar_home: Path) -> None:
+    out = _eval(lar_home, "--ablate", "more_call")
+    assert out.returncode == 2 and "--ablate: unknown policy 'more_call'; known: " in out.stderr
+
+
+def test_the_help_lists_every_policy_of_the_default_profile() -> None:
+    from lar.agents.policies import DEFAULT_PROFILE
+    from lar.cli.evals import POLICY_NAMES
+
+    assert tuple(POLICY_NAMES) == tuple(DEFAULT_PROFILE)

@@ -199,7 +199,24 @@ class Policy:
 
 
 class PolicyRegistry(Registry[type[Policy]]):
+    """Policies by name: Lar's own (lar.agents.policies, registered on first use) and any a
+    plugin adds."""
+
     kind: ClassVar[str] = "policy"
+
+    @classmethod
+    def get(cls, key: str) -> type[Policy]:
+        _builtins()
+        return super().get(key)
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        _builtins()
+        return super().keys()
+
+
+def _builtins() -> None:
+    import lar.agents.policies  # noqa: F401 - registers Lar's policies
 
 
 class PolicyError(ConfigError):

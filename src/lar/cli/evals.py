@@ -17,15 +17,26 @@ from lar.errors import ConfigError, LarError
 __all__ = ["eval_command"]
 
 
+POLICY_NAMES = (
+    "invented_tool", "repeated_call", "ungrounded_values", "off_topic", "more_calls",
+    "described_call", "echoed_result", "echoed_error", "loop_blocked",
+)  # fmt: skip
+"""lar.agents.policies.DEFAULT_PROFILE, spelled out so ``--help`` costs no import (a test
+keeps the two the same)."""
+
+
 class _Runner:
     """One runner per track, reused across cases: each case gets a session of its own tools."""
 
-    def __init__(self, config: Any, engine: Any, track: str, max_turns: int) -> None:
+    def __init__(
+        self, config: Any, engine: Any, track: str, max_turns: int, variant: str = ""
+    ) -> None:
         from lar.agents.agent import Agent
         from lar.agents.runner import Runner
 
         self.runner = Runner(config=config, engine=engine, traces=False, memory=False)
-        self.agent = Agent(track=track, max_turns=max_turns)  # type: ignore[arg-type]
+        policies = [variant] if variant else None
+        self.agent = Agent(track=track, max_turns=max_turns, policies=policies)  # type: ignore[arg-type]
         self.session: Any = None
 
     def __call__(self, tools: list[Any]) -> Any:
@@ -77,6 +88,14 @@ def eval_command(
         ),
     ] = False,
     failures: Annotated[bool, typer.Option(help="List the cases that failed, and why.")] = False,
+    ablate: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ablate",
+            help="Also run without this policy and print what it adds (repeatable; 'all': each "
+            "policy of the model's profile in turn). Policies: " + ", ".join(POLICY_NAMES) + ".",
+        ),
+    ] = None,
 ) -> None:
     """Run tool-calling suites and print accuracy, abstention, tokens and latency per task,
     and the share of calls that needed repair — per category and track.
@@ -92,6 +111,7 @@ def eval_command(
     if track not in ("native", "protocol", "both"):
         print_error(LarError(f"--track must be native, protocol or both (got {track!r})"))
         raise typer.Exit(2)
+    ablated = _ablated(ablate)
     cases = _cases(suite, category, limit)
     config = load_config()
     tracks = ["native", "protocol"] if track == "both" else [track]
@@ -106,26 +126,94 @@ def eval_command(
     from rich.progress import Progress
 
     # Agents share the engine, and closing one closes it: all are closed at the end.
-    runners = [_Runner(config, engine, tr, max_turns) for tr in tracks]
-    for tr, runner in zip(tracks, runners, strict=True):
+    runs = [(tr, v) for tr in tracks for v in ["", *_variants(ablated, tr)]]
+    runners = [_Runner(config, engine, tr, max_turns, v) for tr, v in runs]
+    by_run: dict[tuple[str, str], list[Any]] = {}
+    for (tr, variant), runner in zip(runs, runners, strict=True):
         results = []
+        label = f"{tr} track" + (f", without {variant[1:]}" if variant else "")
         with Progress(console=Console(stderr=True), transient=True) as bar:
-            task = bar.add_task(f"{engine.name}, {tr} track", total=len(cases))
+            task = bar.add_task(f"{engine.name}, {label}", total=len(cases))
             for case in cases:
-                result = done.get((tr, case.id))
+                result = done.get((tr, variant, case.id))
                 if result is None:
-                    result = run_case(case, runner)
+                    try:
+                        result = run_case(case, runner)
+                    except LarError as exc:  # a policy setting the config gets wrong
+                        print_error(exc)
+                        raise typer.Exit(2) from None
+                    result.variant = variant
                     if sink is not None:
                         sink.write(json.dumps(result.row(tr), ensure_ascii=False) + "\n")
                         sink.flush()
                 results.append(result)
                 bar.advance(task)
-        _print_track(out, f"{engine.name} — {tr} track", results, failures)
+        by_run[(tr, variant)] = results
+        if not variant:
+            _print_track(out, f"{engine.name} — {label}", results, failures)
+    if ablated:
+        for tr in tracks:
+            _print_ablation(out, f"{engine.name} — {tr} track: what each policy adds", tr, by_run)
     for runner in runners:
         runner.close()
     if sink is not None:
         sink.close()
         out.print(f"results: {json_out}")
+
+
+def _ablated(names: list[str] | None) -> list[str]:
+    if not names:
+        return []
+    if "all" in names:
+        return list(POLICY_NAMES)
+    unknown = [n for n in names if n not in POLICY_NAMES]
+    if unknown:
+        print_error(
+            LarError(f"--ablate: unknown policy {unknown[0]!r}; known: {', '.join(POLICY_NAMES)}")
+        )
+        raise typer.Exit(2)
+    return list(dict.fromkeys(names))
+
+
+def _variants(names: list[str], track: str) -> list[str]:
+    """``-name`` for each ablated policy that applies to ``track``."""
+    from lar.agents.policy import PolicyRegistry
+
+    return [f"-{n}" for n in names if track in PolicyRegistry.get(n).tracks]
+
+
+def _print_ablation(
+    out: Console, title: str, track: str, by_run: dict[tuple[str, str], list[Any]]
+) -> None:
+    """One row per policy: the full profile beside the same cases without it."""
+    from lar.evals.toolcalls import summarize
+
+    full = by_run[(track, "")]
+    base = summarize(full)[-1]
+    table = Table(
+        "without", "cases", "accuracy", "Δ accuracy", "refused fitting", "fired in",
+        "tokens/task", "ms/task", title=title,
+    )  # fmt: skip
+
+    def refused(rs: list[Any]) -> str:
+        return str(sum(r.refused_fitting for r in rs))
+
+    table.add_row(
+        "(nothing)", str(base.cases), f"{base.accuracy:.1%}", "", refused(full), "",
+        f"{base.tokens:.0f}", f"{base.latency_ms:.0f}",
+    )  # fmt: skip
+    for (tr, variant), rs in by_run.items():
+        if tr != track or not variant:
+            continue
+        s = summarize(rs)[-1]
+        name = variant[1:]
+        fired = sum(1 for r in full if r.fired.get(name))
+        table.add_row(
+            name, str(s.cases), f"{s.accuracy:.1%}", f"{base.accuracy - s.accuracy:+.1%}",
+            refused(rs), f"{fired}/{len(full)}", f"{s.tokens:.0f}", f"{s.latency_ms:.0f}",
+        )  # fmt: skip
+    out.print(table)
+    out.print("Δ accuracy: what the policy adds (full profile minus the run without it).")
 
 
 def _cases(suite: list[Path] | None, category: list[str] | None, limit: int | None) -> list[Any]:
@@ -150,7 +238,7 @@ def _cases(suite: list[Path] | None, category: list[str] | None, limit: int | No
     return cases
 
 
-def _done(json_out: Path | None, resume: bool, cases: list[Any]) -> dict[tuple[str, str], Any]:
+def _done(json_out: Path | None, resume: bool, cases: list[Any]) -> dict[tuple[str, str, str], Any]:
     from lar.evals.toolcalls import SuiteError
 
     if resume and json_out is None:
@@ -207,8 +295,8 @@ def _print_track(out: Console, title: str, results: list[Any], failures: bool) -
                 out.print(f"  {r.case.id} ({r.case.category}): {escape(short(r.why, 140))}")
 
 
-def _read_results(path: Path, cases: dict[str, Any]) -> dict[tuple[str, str], Any]:
-    """(track, case id) → result, from a results file; a bad line stops with file:line.
+def _read_results(path: Path, cases: dict[str, Any]) -> dict[tuple[str, str, str], Any]:
+    """(track, variant, case id) → result, from a results file; a bad line stops with file:line.
 
     The newest row of a case counts. A case whose newest row is an error (the engine failed or
     timed out) is left out, so ``--resume`` runs it again rather than keeping the failure."""
@@ -227,8 +315,9 @@ def _read_results(path: Path, cases: dict[str, Any]) -> dict[tuple[str, str], An
             result = CaseResult.from_row(case, row)
         except error as exc:
             raise error(f"{path}:{n}: {exc}") from None
+        key = (row["track"], result.variant, case.id)
         if result.error is None:
-            done[(row["track"], case.id)] = result
+            done[key] = result
         else:
-            done.pop((row["track"], case.id), None)
+            done.pop(key, None)
     return done

@@ -267,11 +267,24 @@ class CaseResult:
     """Prompt tokens per part (system, tools, memory, history) of the task's first call."""
     wrote_calls: bool = False
     """The model wrote a call, run or not (a refused off-topic call counts)."""
+    fired: dict[str, int] = field(default_factory=dict)
+    """Verdicts per policy (lar.agents.policies) in this case."""
+    refused: int = 0
+    """Calls a policy refused (``off_topic_call`` notices)."""
+    variant: str = ""
+    """The policies left out (``lar eval --ablate``): ``-name``, or "" for the full profile."""
+
+    @property
+    def refused_fitting(self) -> bool:
+        """A policy refused a call in a case that needs one: help that hurt."""
+        return self.refused > 0 and bool(self.case.expect.get("calls"))
 
     def row(self, track: str) -> dict[str, Any]:
         """The JSON line ``lar eval --json`` writes (and ``--resume`` reads back)."""
         return {
-            "track": track, "id": self.case.id, "category": self.case.category, "ok": self.ok,
+            "track": track, "variant": self.variant, "fired": self.fired,
+            "refused": self.refused, "id": self.case.id, "category": self.case.category,
+            "ok": self.ok,
             "why": self.why, "calls": self.calls, "answer": self.answer, "tokens": self.tokens,
             "latency_ms": round(self.latency_ms, 1), "repaired": self.repaired,
             "coerced": self.coerced, "parts": self.parts, "error": self.error,
@@ -290,6 +303,8 @@ class CaseResult:
                 # rows written before the field: a call ran, or one was repaired or coerced
                 bool(row.get("wrote_calls", row["calls"] or row["repaired"]
                               or row.get("coerced"))),
+                {str(k): int(v) for k, v in (row.get("fired") or {}).items()},
+                int(row.get("refused", 0)), str(row.get("variant", "")),
             )  # fmt: skip
         except (KeyError, TypeError, ValueError) as exc:
             raise SuiteError(f"not a lar eval result ({type(exc).__name__}: {exc})") from None
@@ -368,13 +383,19 @@ def run_case(case: Case, make_agent: Callable[[list[Tool]], Any]) -> CaseResult:
     coerced = any(isinstance(e, Notice) and e.code == "coerced" for e in events)
     parts = next((dict(e.prompt_parts) for e in events if isinstance(e, ModelCalled)), {})
     wrote = any(isinstance(e, ModelCalled) and e.tool_calls for e in events)
+    fired: dict[str, int] = {}
+    for e in events:
+        if isinstance(e, Notice) and e.policy:
+            fired[e.policy] = fired.get(e.policy, 0) + 1
+    refused = sum(1 for e in events if isinstance(e, Notice) and e.code == "off_topic_call")
     if error is not None:
         ok, why = False, f"error: {error}"
     else:
         ok, why = score_case(case, calls, answer)
     return CaseResult(
-        case, ok, why, calls, answer, tokens, latency, repaired, error, coerced, parts, wrote
-    )
+        case, ok, why, calls, answer, tokens, latency, repaired, error, coerced, parts, wrote,
+        fired, refused,
+    )  # fmt: skip
 
 
 @dataclass(slots=True)
