@@ -90,7 +90,7 @@ class ModelConfig(_Strict):
     max_tokens: int = Field(512, ge=1, le=131_072)
     timeout_s: float = Field(120.0, gt=0)
     retries: int = Field(2, ge=0, le=10)
-    track: Literal["auto", "native", "protocol"] = "auto"
+    track: Literal["auto", "native", "protocol", "constrained"] = "auto"
     options: dict[str, Any] = Field(default_factory=dict)
     """Free-form settings for a plugin engine."""
     catalog: CatalogOverride | None = None

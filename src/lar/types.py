@@ -66,6 +66,7 @@ class Code(StrEnum):
     MAX_TURNS = "max_turns"
     REPEATED_CALL = "repeated_call"
     CONSOLIDATED = "consolidated"
+    UNCONSTRAINED = "unconstrained"
     # corrections: the loop did something about a reply instead of taking it
     DESCRIBED_CALL = "described_call"
     ECHOED_RESULT = "echoed_result"

@@ -3,13 +3,16 @@
 The English-only embedder scores a Portuguese weather question 0.07 against a weather tool, as
 low as an unrelated tool: the off-topic policy must then ask, not refuse, so the tool runs and
 the answer carries its result. And a request no tool fits must get an answer that does not
-pretend a tool ran. The requests are this test's own, not eval cases.
+pretend a tool ran; on the protocol track (text parser) and the constrained one (JSON Schema
+decoding). The requests are this test's own, not eval cases.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from lar.agents.agent import Agent
 from lar.tools.base import SchemaTool
@@ -31,11 +34,15 @@ def weather_tool() -> SchemaTool:
     )
 
 
+TRACKS = pytest.mark.parametrize("track", ["protocol", "constrained"])
+
+
+@TRACKS
 def test_a_portuguese_weather_question_calls_the_tool_and_answers_with_its_result(
-    lar_home: Path,
+    lar_home: Path, track: str
 ) -> None:
     ran.clear()
-    agent = Agent(tools=[weather_tool()], track="protocol", memory=False, traces=False)
+    agent = Agent(tools=[weather_tool()], track=track, memory=False, traces=False)  # type: ignore[arg-type]
     try:
         result = agent.run("Como está o tempo em Lisboa?")
     finally:
@@ -47,11 +54,12 @@ def test_a_portuguese_weather_question_calls_the_tool_and_answers_with_its_resul
     assert refused == []
 
 
+@TRACKS
 def test_a_request_no_tool_fits_gets_an_answer_that_does_not_claim_a_tool_ran(
-    lar_home: Path,
+    lar_home: Path, track: str
 ) -> None:
     ran.clear()
-    agent = Agent(tools=[weather_tool()], track="protocol", memory=False, traces=False)
+    agent = Agent(tools=[weather_tool()], track=track, memory=False, traces=False)  # type: ignore[arg-type]
     try:
         result = agent.run("Who wrote the novel Don Quixote?")
     finally:

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Agent", "RunResult", "PromptPreview", "resolve_track"]  # noqa: F822 - lazy
 
-TrackName = Literal["auto", "native", "protocol"]
+TrackName = Literal["auto", "native", "protocol", "constrained"]
 
 
 @dataclass(frozen=True, slots=True)

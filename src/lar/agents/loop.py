@@ -45,6 +45,7 @@ from lar.agents.request import (
     with_nudge,
 )
 from lar.agents.state import Status, TaskRecorder
+from lar.calling.constrained import parse_constrained, response_format
 from lar.calling.corrections import prepare
 from lar.calling.native import extract_calls
 from lar.calling.prompt import REPLY_TOOL, clean_answer, has_reply, take_reply
@@ -130,12 +131,14 @@ async def _call_engine(
     tools: Sequence[Tool] | None,
     settings: LoopSettings,
     deltas: list[str],
+    extra: dict[str, Any],
 ) -> AsyncIterator[TextDelta | ModelResponse]:
+    params = {**settings.params, **extra}
     if not settings.stream:
-        yield await engine.generate(messages, _specs(tools), **settings.params)
+        yield await engine.generate(messages, _specs(tools), **params)
         return
     sniffer = _CallSniffer()
-    async for chunk in engine.stream(messages, _specs(tools), **settings.params):
+    async for chunk in engine.stream(messages, _specs(tools), **params):
         if chunk.text:
             shown = sniffer.feed(chunk.text)
             if shown:
@@ -222,6 +225,7 @@ class _Loop:
         self.events: list[Event] = []  # said by policies and their model calls
         self.failed: ErrorEvent | None = None
         self.ended = False
+        self.unconstrained = False  # the endpoint refused JSON Schema decoding once
 
     def new_turn(self) -> Turn:
         memory = render_memory(MemoryParts.from_state(self.ctx.state.get(MEMORY_KEY)))
@@ -338,28 +342,44 @@ class _Loop:
             else:
                 yield item
         turn.request = request
-        native = listed if settings.track == "native" and listed and not run.answer_mode else None
+        tools_on = bool(listed) and not run.answer_mode
+        native = listed if settings.track == "native" and tools_on else None
+        constrain = settings.track == "constrained" and tools_on and not self.unconstrained
+        extra = {"response_format": response_format(listed)} if constrain else {}
         deltas: list[str] = []
         response: ModelResponse | None = None
         metering = settings.meter.start() if settings.meter is not None else None
-        try:
-            async for chunk in _call_engine(self.engine, request, native, settings, deltas):
-                if isinstance(chunk, TextDelta):
-                    yield chunk
-                else:
-                    response = chunk
-        except EngineError as exc:
-            if settings.meter is not None:
-                settings.meter.stop(metering)  # ends a polling thread, if any
-            if self.recorder is not None:
-                self.recorder.status("failed", error=str(exc))
-            self.failed = _engine_error(exc)
-            return
+        for attempt in (extra, {}) if extra else (extra,):
+            try:
+                async for chunk in _call_engine(
+                    self.engine, request, native, settings, deltas, attempt
+                ):
+                    if isinstance(chunk, TextDelta):
+                        yield chunk
+                    else:
+                        response = chunk
+                break
+            except EngineError as exc:
+                if attempt and exc.status == 400 and not deltas:
+                    # The endpoint cannot take the schema: the text parser reads the reply.
+                    self.unconstrained = True
+                    yield Notice(Code.UNCONSTRAINED, f"JSON Schema decoding refused ({exc})")
+                    continue
+                if settings.meter is not None:
+                    settings.meter.stop(metering)  # ends a polling thread, if any
+                if self.recorder is not None:
+                    self.recorder.status("failed", error=str(exc))
+                self.failed = _engine_error(exc)
+                return
         assert response is not None
         energy = settings.meter.stop(metering) if settings.meter is not None else (None, None)
         run.usage = run.usage + response.usage
         turn.response = response
-        parsed = extract_calls(response, self.known if self.tools else {}, codeact=settings.codeact)
+        known = self.known if self.tools else {}
+        if constrain:
+            parsed = parse_constrained(response, known)
+        else:
+            parsed = extract_calls(response, known, codeact=settings.codeact)
         yield _model_called(
             run.turn, self.engine, response, len(parsed.calls), repaired=parsed.repaired,
             energy_j=energy[0], power_w=energy[1], failover=response.failover, prompt_parts=parts,

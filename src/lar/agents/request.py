@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from lar.agents.context import MemoryParts, TokenCounter, fit, render_memory
+from lar.calling.constrained import constrained_system_prompt
 from lar.calling.prompt import (
     ANSWER_MODE_TAIL,
     NEXT_STEP_TAIL,
@@ -42,7 +43,7 @@ CUT_KEY = "context_cut"
 MEMORY_KEY = "memory_context"
 """``ctx.state`` key: what memory contributes to the system prompt (index, recall, last task)."""
 
-Track = Literal["native", "protocol"]
+Track = Literal["native", "protocol", "constrained"]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are Lar, a helpful assistant running on the user's own computer. "
@@ -87,6 +88,8 @@ def system_message(
         text = f"{base}\n\n{answer_mode_note(history)}"
     elif settings.track == "protocol":
         text = protocol_system_prompt(base, tools)
+    elif settings.track == "constrained":
+        text = constrained_system_prompt(base, tools)
     else:
         text = base
     if memory is None:
@@ -103,7 +106,7 @@ def system_message(
 
 
 def render_history(history: list[Message], track: Track, *, answer_mode: bool) -> list[Message]:
-    if track != "protocol":
+    if track == "native":
         return history
     rendered = fold_tool_results(history)
     if rendered and rendered[-1].role == "user" and "<tool_result" in rendered[-1].content:
@@ -145,6 +148,8 @@ async def fit_request(
     def listing(ts: Sequence[Tool]) -> str:
         if settings.track == "protocol":
             return protocol_system_prompt("", ts)
+        if settings.track == "constrained":
+            return constrained_system_prompt("", ts)
         return json.dumps([t.openai_schema() for t in ts])
 
     return await fit(

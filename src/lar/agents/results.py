@@ -44,7 +44,7 @@ def resolve_track(engine: Engine, requested: str | None) -> Track:
     """Explicit choice, else the catalog's word, else protocol for local GGUF, native for APIs."""
     from lar.engines.catalog import lookup
 
-    if requested in ("native", "protocol"):
+    if requested in ("native", "protocol", "constrained"):
         return requested  # type: ignore[return-value]
     info = lookup(engine.name) or lookup(engine.model)
     if info is not None:

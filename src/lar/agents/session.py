@@ -131,7 +131,7 @@ class Session:
             reserve=reserve,
             counter=self.runner.counter(engine),
             meter=self.runner.meter,
-            relevance=self.runner.relevance() if track == "protocol" else None,
+            relevance=self.runner.relevance() if track != "native" else None,
             policies=self._policies(engine, cfg, track),
         )
         return track, settings

@@ -17,6 +17,8 @@ from lar.errors import ConfigError, LarError
 __all__ = ["eval_command"]
 
 
+TRACKS = ("native", "protocol", "constrained")
+
 POLICY_NAMES = (
     "invented_tool", "repeated_call", "ungrounded_values", "off_topic", "more_calls",
     "described_call", "echoed_result", "echoed_error", "loop_blocked",
@@ -68,7 +70,11 @@ def eval_command(
         str | None, typer.Option("--model", "-m", help="A model from config.yaml.")
     ] = None,
     track: Annotated[
-        str, typer.Option(help="native, protocol, or both (one table each).")
+        str,
+        typer.Option(
+            help="native, protocol, constrained (JSON Schema decoding, embedded models), both "
+            "(native and protocol) or all (one table each)."
+        ),
     ] = "both",
     category: Annotated[
         list[str] | None, typer.Option(help="Only these categories (repeatable).")
@@ -108,13 +114,15 @@ def eval_command(
     from lar.engines.factory import build_engine
     from lar.evals.toolcalls import run_case
 
-    if track not in ("native", "protocol", "both"):
-        print_error(LarError(f"--track must be native, protocol or both (got {track!r})"))
+    if track not in (*TRACKS, "both", "all"):
+        print_error(
+            LarError(f"--track must be native, protocol, constrained, both or all (got {track!r})")
+        )
         raise typer.Exit(2)
     ablated = _ablated(ablate)
     cases = _cases(suite, category, limit)
     config = load_config()
-    tracks = ["native", "protocol"] if track == "both" else [track]
+    tracks = {"both": ["native", "protocol"], "all": list(TRACKS)}.get(track, [track])
     out = Console(highlight=False)
     done = _done(json_out, resume, cases)
     sink = _sink(json_out, resume)
@@ -306,7 +314,7 @@ def _read_results(path: Path, cases: dict[str, Any]) -> dict[tuple[str, str, str
 
     done = {}
     for n, row in read_jsonl(path, error=error):
-        if not isinstance(row, dict) or row.get("track") not in ("native", "protocol"):
+        if not isinstance(row, dict) or row.get("track") not in TRACKS:
             raise error(f"{path}:{n}: not a lar eval result (no track)")
         case = cases.get(str(row.get("id")))
         if case is None:

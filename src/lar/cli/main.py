@@ -59,7 +59,7 @@ ModelOpt = Annotated[
 ]
 TrackOpt = Annotated[
     str | None,
-    typer.Option(help="Tool-calling track: auto, native or protocol."),
+    typer.Option(help="Tool-calling track: auto, native, protocol or constrained."),
 ]
 NoMemoryOpt = Annotated[
     bool,
@@ -91,8 +91,8 @@ def _make_agent(
 
     load_plugins()  # before the config: plugins may add engine kinds and tools
     config = load_config()
-    if track not in (None, "auto", "native", "protocol"):
-        raise LarError(f"--track must be auto, native or protocol (got {track!r})")
+    if track not in (None, "auto", "native", "protocol", "constrained"):
+        raise LarError(f"--track must be auto, native, protocol or constrained (got {track!r})")
     tools = [*builtin_tools(), *discover_tools(config.tools_dir)]
     with model_progress(quiet) as progress:
         agent = Agent(

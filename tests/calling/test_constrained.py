@@ -1,0 +1,128 @@
+"""Constrained track (lar.calling.constrained): the schema a reply is decoded under, how the
+reply is read, and the fallback when an endpoint refuses the schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from lar.agents.agent import Agent
+from lar.calling.constrained import (
+    MAX_CALLS,
+    constrained_system_prompt,
+    parse_constrained,
+    reply_schema,
+)
+from lar.tools.base import tool
+from lar.types import ModelResponse, Notice
+
+
+@tool
+def get_weather(city: str, unit: str = "celsius") -> str:
+    """Current weather for a city."""
+    return f"{city}: 18 C, sunny"
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def test_the_schema_takes_an_answer_or_calls_to_listed_tools_with_their_arguments() -> None:
+    schema = reply_schema([get_weather, add])
+    ok = [
+        {"answer": "Cervantes wrote it."},
+        {"calls": [{"name": "get_weather", "arguments": {"city": "Lisboa"}}]},
+        {"calls": [{"name": "add", "arguments": {"a": 1, "b": 2}},
+                   {"name": "get_weather", "arguments": {"city": "Braga", "unit": "celsius"}}]},
+    ]  # fmt: skip
+    for value in ok:
+        jsonschema.validate(value, schema)
+    bad = [
+        {"calls": [{"name": "get_capital", "arguments": {"country": "France"}}]},  # not listed
+        {"calls": [{"name": "get_weather", "arguments": {}}]},  # required argument missing
+        {"calls": [{"name": "add", "arguments": {"a": "one", "b": 2}}]},  # wrong type
+        {"calls": [{"name": "add", "arguments": {"a": 1, "b": 2, "c": 3}}]},  # extra argument
+        {"calls": []},
+        {"calls": [{"name": "add", "arguments": {"a": 1, "b": 2}}] * (MAX_CALLS + 1)},
+        {"answer": "x", "calls": []},
+        "plain text",
+    ]
+    for value in bad:
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(value, schema)
+
+
+def test_a_reply_is_read_as_an_answer_or_calls_and_anything_else_by_the_text_parser() -> None:
+    known = {"get_weather": ["city", "unit"]}
+    answer = parse_constrained(ModelResponse(content='{"answer": " Cervantes. "}'), known)
+    assert answer.calls == [] and answer.text == "Cervantes." and answer.format == "constrained"
+    body = {"calls": [{"name": "get_weather", "arguments": {"city": "Lisboa"}}]}
+    calls = parse_constrained(ModelResponse(content=json.dumps(body, indent=2)), known)
+    assert [(c.name, c.arguments) for c in calls.calls] == [("get_weather", {"city": "Lisboa"})]
+    # an endpoint that ignored the schema: the protocol parser reads what it wrote
+    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Porto"}}</tool_call>'
+    fallback = parse_constrained(ModelResponse(content=text), known)
+    assert [c.arguments for c in fallback.calls] == [{"city": "Porto"}]
+    assert parse_constrained(ModelResponse(content="Just words."), known).text == "Just words."
+
+
+def test_the_prompt_lists_the_tools_and_both_reply_shapes() -> None:
+    prompt = constrained_system_prompt("Base.", [get_weather])
+    assert prompt.startswith("Base.\n\n# Tools\nget_weather(") and '{"answer": ' in prompt
+    assert constrained_system_prompt("Base.", []) == "Base."
+
+
+def _server_reply(body: dict[str, Any]) -> Any:
+    from lar.testing import text_reply
+
+    if "response_format" in body:
+        return 400, {"error": {"message": "json_schema not supported"}}
+    if body["messages"][-1]["role"] == "tool" or "<tool_result" in body["messages"][-1]["content"]:
+        return text_reply("It is 18 C and sunny in Lisbon.")
+    call = {"name": "get_weather", "arguments": {"city": "Lisbon"}}
+    return text_reply(f"<tool_call>{json.dumps(call)}</tool_call>")
+
+
+def test_a_schema_the_endpoint_refuses_falls_back_to_the_text_parser() -> None:
+    from lar.testing import MockOpenAIServer
+
+    with MockOpenAIServer([_server_reply], repeat_last=True) as srv:
+        agent = Agent(tools=[get_weather], base_url=srv.url, model="m", track="constrained",
+                      workspace=Path("."), traces=False)  # fmt: skip
+        try:
+            result = agent.run("Weather in Lisbon?")
+        finally:
+            agent.close()
+    assert [c.name for c in result.tool_calls] == ["get_weather"]
+    assert result.text == "It is 18 C and sunny in Lisbon."
+    sent = [("response_format" in r) for r in srv.requests]
+    assert sent == [True, False, False]  # asked once with the schema, then without it
+    schema = srv.requests[0]["response_format"]["json_schema"]["schema"]
+    assert schema == reply_schema([get_weather])
+    notices = [e for e in result.events if isinstance(e, Notice) and e.code == "unconstrained"]
+    assert len(notices) == 1 and "json_schema not supported" in notices[0].message
+
+
+def test_answer_mode_on_the_constrained_track_sends_no_schema() -> None:
+    from lar.testing import MockOpenAIServer, text_reply
+
+    replies = [
+        text_reply(json.dumps({"calls": [{"name": "get_weather",
+                                          "arguments": {"city": "Lisbon"}}]})),
+        text_reply("Sunny, 18 C."),
+    ]  # fmt: skip
+    with MockOpenAIServer(replies) as srv:
+        agent = Agent(tools=[get_weather], base_url=srv.url, model="m", track="constrained",
+                      workspace=Path("."), traces=False, max_turns=2)  # fmt: skip
+        try:
+            result = agent.run("Weather in Lisbon?")
+        finally:
+            agent.close()
+    assert result.text == "Sunny, 18 C." and [c.name for c in result.tool_calls] == ["get_weather"]
+    assert ["response_format" in r for r in srv.requests] == [True, False]  # last turn: answer
