@@ -249,6 +249,8 @@ class ModelCalled:
     prompt_parts: dict[str, int] = field(default_factory=dict)
     """Prompt tokens per part (system, tools, memory, history) as fitted; empty when the
     prompt was not fitted to a context size."""
+    policy: str = ""
+    """The policy that asked this question (lar.agents.policy); "" for a turn's own call."""
 
 
 @dataclass(slots=True)

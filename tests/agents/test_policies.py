@@ -84,7 +84,7 @@ def turn(
     asked: list[list[Message]] = []
     answers = list(replies or [])
 
-    async def ask(messages: list[Message]) -> ModelResponse | None:
+    async def ask(messages: list[Message], policy: str) -> ModelResponse | None:
         asked.append(messages)
         return ModelResponse(content=answers.pop(0)) if answers else None
 
@@ -97,7 +97,7 @@ def turn(
         calls=list(calls),
         relevance=FixedScores(scores or {}),
         key=lambda c: f"{c.name}{sorted(c.arguments.items())}",
-        ask=ask if replies is not None else None,
+        asker=ask if replies is not None else None,
     )
     t.asked = asked
     return t

@@ -305,7 +305,38 @@ def test_ablate_measures_what_one_policy_adds(lar_home: Path, tmp_path: Path) ->
     assert sorted({r["variant"] for r in results}) == ["", "-more_calls"]
     p1 = {r["variant"]: r for r in results if r["id"] == "p1"}
     assert p1[""]["ok"] and p1[""]["fired"] == {"more_calls": 1}
+    assert p1[""]["asked"] == {"more_calls": 1}
     assert not p1["-more_calls"]["ok"] and p1["-more_calls"]["fired"] == {}
+    # w1's comma gets the question asked (nothing added); a1 has nothing to ask about. Where
+    # the policy neither spoke nor asked, the run without it is the same: not run again.
+    w1 = {r["variant"]: r for r in results if r["id"] == "w1"}
+    assert w1[""]["asked"] == {"more_calls": 1} and w1[""]["fired"] == {}
+    reused = {r["id"] for r in results if r["variant"] == "-more_calls" and r["reused"]}
+    assert reused == {"a1"}
+    # w1 (call, ask, answer), a1, p1 (call, ask, answer); without: w1 and p1 (call, answer)
+    assert len(srv.requests) == 3 + 1 + 3 + 2 + 2
+
+
+def test_per_category_keeps_the_first_cases_of_each(lar_home: Path, tmp_path: Path) -> None:
+    lines = FIXTURE.read_text().splitlines()
+    single = next(ln for ln in lines if '"category": "single"' in ln)
+    extra = [single.replace('"id": "w1"', f'"id": "w{i}"') for i in (2, 3)]
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text("\n".join([*lines, *extra]) + "\n")
+    with MockOpenAIServer([_mock_reply], repeat_last=True) as srv:
+        (lar_home / "config.yaml").write_text(
+            f"model: mock\nmodels:\n  - {{name: mock, engine: openai, base_url: '{srv.url}'}}\n"
+        )
+        out_json = tmp_path / "results.jsonl"
+        out = subprocess.run(
+            [sys.executable, "-m", "lar", "eval", "--suite", str(suite), "--track", "native",
+             "--per-category", "2", "--json", str(out_json)],
+            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+            env={**os.environ, "LAR_HOME": str(lar_home), "COLUMNS": "200"},
+        )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    ids = [json.loads(x)["id"] for x in out_json.read_text().splitlines()]
+    assert sorted(ids) == ["a1", "p1", "w1", "w2"]  # w3 is the third single case
 
 
 def test_ablate_rejects_an_unknown_policy(lar_home: Path) -> None:

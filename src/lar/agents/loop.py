@@ -237,7 +237,7 @@ class _Loop:
             memory=memory,
             relevance=self.settings.relevance,
             key=call_hash,
-            ask=self.ask,
+            asker=self.ask,
         )
 
     def final(self, text: str, reason: Any) -> Final:
@@ -398,7 +398,7 @@ class _Loop:
             yield Notice(Code.INVENTED_TOOL, f"not run: no tool named {shown}")
         turn.text, turn.calls, turn.invented = parsed.text, prepared.calls, prepared.invented
 
-    async def ask(self, messages: list[Message]) -> ModelResponse | None:
+    async def ask(self, messages: list[Message], policy: str) -> ModelResponse | None:
         """A policy's question to the model: metered and counted like a turn's call; None when
         it would not fit the context window or the engine failed."""
         settings, run = self.settings, self.run
@@ -416,7 +416,15 @@ class _Loop:
             energy = settings.meter.stop(metering) if settings.meter is not None else (None, None)
         run.usage = run.usage + response.usage
         self.events.append(
-            _model_called(run.turn, self.engine, response, 0, energy_j=energy[0], power_w=energy[1])
+            _model_called(
+                run.turn,
+                self.engine,
+                response,
+                0,
+                energy_j=energy[0],
+                power_w=energy[1],
+                policy=policy,
+            )  # fmt: skip
         )
         return response
 

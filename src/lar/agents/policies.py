@@ -248,7 +248,7 @@ class OffTopic_(Policy):
 
     @staticmethod
     async def _ask(turn: Turn, call: ToolCall) -> bool | None:
-        if turn.ask is None:
+        if turn.asker is None:
             return None
         requests = turn.requests()
         request = requests[0] if requests else ""
@@ -269,7 +269,7 @@ class MoreCalls(Policy):
         if (
             len(turn.calls) != 1
             or not _first_calls(turn)
-            or turn.ask is None
+            or turn.asker is None
             or any(turn.run.fired.values())
             or not names_several(next(iter(turn.requests(1)), ""))
             or turn.response is None

@@ -162,8 +162,17 @@ class Turn:
     relevance: Relevance | None = None
     key: Callable[[ToolCall], str] = str
     """Identifies a call by name and arguments."""
-    ask: Callable[[list[Message]], Awaitable[ModelResponse | None]] | None = None
-    """Ask the model (metered and counted); None back when it failed or would not fit."""
+    asker: Callable[[list[Message], str], Awaitable[ModelResponse | None]] | None = None
+    """What ``ask`` calls, with the asking policy's name; None: asking is not possible."""
+    consulting: str = ""
+    """The policy whose hook runs now."""
+
+    async def ask(self, messages: list[Message]) -> ModelResponse | None:
+        """Ask the model (metered and counted, in the name of the policy consulted); None when
+        asking is not possible here, it failed or it would not fit the context window."""
+        if self.asker is None:
+            return None
+        return await self.asker(messages, self.consulting)
 
     def requests(self, n: int = 2) -> list[str]:
         """The user's last ``n`` messages, newest first."""
@@ -284,6 +293,7 @@ async def apply(hook: Hook, policies: Sequence[Policy], turn: Turn) -> tuple[Ver
     the notices to show."""
     said: list[Any] = []
     for policy in policies:
+        turn.consulting = policy.name
         verdict = await getattr(policy, _METHODS[hook])(turn)
         if isinstance(verdict, Accept):
             continue

@@ -80,6 +80,14 @@ def eval_command(
         list[str] | None, typer.Option(help="Only these categories (repeatable).")
     ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="At most N cases.")] = None,
+    per_category: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="At most the first N cases of each category, in file order (each BFCL file "
+            "counts as a category of its own).",
+        ),
+    ] = None,
     max_turns: Annotated[int, typer.Option(min=1, max=20, help="Turn limit per case.")] = 4,
     json_out: Annotated[
         Path | None,
@@ -120,7 +128,7 @@ def eval_command(
         )
         raise typer.Exit(2)
     ablated = _ablated(ablate)
-    cases = _cases(suite, category, limit)
+    cases = _cases(suite, category, limit, per_category)
     config = load_config()
     tracks = {"both": ["native", "protocol"], "all": list(TRACKS)}.get(track, [track])
     out = Console(highlight=False)
@@ -144,6 +152,10 @@ def eval_command(
             task = bar.add_task(f"{engine.name}, {label}", total=len(cases))
             for case in cases:
                 result = done.get((tr, variant, case.id))
+                if result is None and variant:
+                    result = _same_without(by_run[(tr, "")], case, variant)
+                    if result is not None and sink is not None:
+                        sink.write(json.dumps(result.row(tr), ensure_ascii=False) + "\n")
                 if result is None:
                     try:
                         result = run_case(case, runner)
@@ -181,6 +193,18 @@ def _ablated(names: list[str] | None) -> list[str]:
         )
         raise typer.Exit(2)
     return list(dict.fromkeys(names))
+
+
+def _same_without(full: list[Any], case: Any, variant: str) -> Any:
+    """The full profile's result for ``case`` when the ablated policy neither spoke nor asked
+    there: without it the run is the same (greedy decoding), so it is not run again."""
+    import dataclasses
+
+    name = variant[1:]
+    found = next((r for r in full if r.case.id == case.id), None)
+    if found is None or found.fired.get(name) or found.asked.get(name):
+        return None
+    return dataclasses.replace(found, variant=variant, reused=True)
 
 
 def _variants(names: list[str], track: str) -> list[str]:
@@ -224,7 +248,12 @@ def _print_ablation(
     out.print("Δ accuracy: what the policy adds (full profile minus the run without it).")
 
 
-def _cases(suite: list[Path] | None, category: list[str] | None, limit: int | None) -> list[Any]:
+def _cases(
+    suite: list[Path] | None,
+    category: list[str] | None,
+    limit: int | None,
+    per_category: int | None = None,
+) -> list[Any]:
     """The cases to run; a bad suite or config stops with exit 2."""
     from lar.config import load_config
     from lar.evals.toolcalls import default_suites, load_suites
@@ -239,6 +268,15 @@ def _cases(suite: list[Path] | None, category: list[str] | None, limit: int | No
         raise typer.Exit(2) from None
     if category:
         cases = [c for c in cases if c.category in category]
+    if per_category:
+        seen: dict[str, int] = {}
+        kept = []
+        for c in cases:
+            group = str(c.expect.get("bfcl") or c.category)  # a BFCL file is its own category
+            seen[group] = seen.get(group, 0) + 1
+            if seen[group] <= per_category:
+                kept.append(c)
+        cases = kept
     cases = cases[:limit] if limit else cases
     if not cases:
         print_error(LarError("no cases left to run (check --category)"))

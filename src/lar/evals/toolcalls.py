@@ -273,6 +273,11 @@ class CaseResult:
     """Calls a policy refused (``off_topic_call`` notices)."""
     variant: str = ""
     """The policies left out (``lar eval --ablate``): ``-name``, or "" for the full profile."""
+    asked: dict[str, int] = field(default_factory=dict)
+    """Questions to the model per policy (those that asked, whatever they then decided)."""
+    reused: bool = False
+    """An ablation result taken from the full profile's: the policy neither spoke nor asked
+    in this case, so without it the run is the same (greedy decoding)."""
 
     @property
     def refused_fitting(self) -> bool:
@@ -283,8 +288,8 @@ class CaseResult:
         """The JSON line ``lar eval --json`` writes (and ``--resume`` reads back)."""
         return {
             "track": track, "variant": self.variant, "fired": self.fired,
-            "refused": self.refused, "id": self.case.id, "category": self.case.category,
-            "ok": self.ok,
+            "asked": self.asked, "reused": self.reused, "refused": self.refused,
+            "id": self.case.id, "category": self.case.category, "ok": self.ok,
             "why": self.why, "calls": self.calls, "answer": self.answer, "tokens": self.tokens,
             "latency_ms": round(self.latency_ms, 1), "repaired": self.repaired,
             "coerced": self.coerced, "parts": self.parts, "error": self.error,
@@ -305,6 +310,8 @@ class CaseResult:
                               or row.get("coerced"))),
                 {str(k): int(v) for k, v in (row.get("fired") or {}).items()},
                 int(row.get("refused", 0)), str(row.get("variant", "")),
+                {str(k): int(v) for k, v in (row.get("asked") or {}).items()},
+                bool(row.get("reused", False)),
             )  # fmt: skip
         except (KeyError, TypeError, ValueError) as exc:
             raise SuiteError(f"not a lar eval result ({type(exc).__name__}: {exc})") from None
@@ -388,13 +395,17 @@ def run_case(case: Case, make_agent: Callable[[list[Tool]], Any]) -> CaseResult:
         if isinstance(e, Notice) and e.policy:
             fired[e.policy] = fired.get(e.policy, 0) + 1
     refused = sum(1 for e in events if isinstance(e, Notice) and e.code == "off_topic_call")
+    asked: dict[str, int] = {}
+    for e in events:
+        if isinstance(e, ModelCalled) and e.policy:
+            asked[e.policy] = asked.get(e.policy, 0) + 1
     if error is not None:
         ok, why = False, f"error: {error}"
     else:
         ok, why = score_case(case, calls, answer)
     return CaseResult(
         case, ok, why, calls, answer, tokens, latency, repaired, error, coerced, parts, wrote,
-        fired, refused,
+        fired, refused, asked=asked,
     )  # fmt: skip
 
 
