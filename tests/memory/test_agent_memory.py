@@ -13,7 +13,7 @@ from lar.engines.scripted import ScriptedEngine
 from lar.memory.agent_memory import AgentMemory
 from lar.memory.embed import MiniLMEmbedder
 from lar.memory.store import MemoryStore
-from lar.tools.base import tool
+from lar.tools.base import ToolContext, tool
 from lar.tools.builtin.memory import memory_search, start_long_term_update
 from lar.types import MemoryRecalled, MemoryWritten
 
@@ -298,3 +298,23 @@ def test_a_fact_only_a_file_supports_is_kept_only_if_the_user_says_yes(
     assert len(asked) == 1 and fact in asked[0] and "read" in asked[0]
     kept = [r.content for r in MemoryStore(lar_home / "lar.db").records()]
     assert kept == ([fact] if answer == "yes" else [])
+
+
+def test_tools_never_see_what_memory_adds_to_the_prompt(lar_home: Path) -> None:
+    seen: list[dict[str, object]] = []
+
+    @tool
+    def peek(ctx: ToolContext) -> str:
+        """Look at the run context."""
+        seen.append(dict(ctx.state))
+        return "looked"
+
+    engine = ScriptedEngine(["Noted.", call("peek"), "done"])
+    agent = Agent(tools=[peek], engine=engine, memory=True, config=load_config())
+    try:
+        agent.run("I live in Porto.")
+        agent.run("Where do I live? peek first")
+    finally:
+        agent.close()
+    assert seen == [{}]  # the session's prompt parts are typed and not in the tools' state
+    assert "I live in Porto." in engine.calls[1][0].content  # yet memory reached the prompt

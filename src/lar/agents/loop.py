@@ -21,7 +21,7 @@ from lar.agents.calls import (
     skipped,
     unique_ids,
 )
-from lar.agents.context import MemoryParts, TokenCounter, render_memory
+from lar.agents.context import TokenCounter, render_memory
 from lar.agents.guard import LoopGuard, call_hash
 from lar.agents.policy import (
     Finish,
@@ -34,9 +34,8 @@ from lar.agents.policy import (
     apply,
 )
 from lar.agents.request import (
-    CUT_KEY,
     DEFAULT_SYSTEM_PROMPT,
-    MEMORY_KEY,
+    Carried,
     LoopSettings,
     Track,
     fit_request,
@@ -76,7 +75,7 @@ __all__ = [
     "Track",
     "run_loop",
     "DEFAULT_SYSTEM_PROMPT",
-    "MEMORY_KEY",
+    "Carried",
     "system_message",
     "render_history",
     "fit_request",
@@ -155,6 +154,7 @@ async def run_loop(
     ctx: ToolContext,
     settings: LoopSettings,
     recorder: TaskRecorder | None = None,
+    carried: Carried | None = None,
 ) -> AsyncIterator[Event]:
     """Run one user turn to completion. ``history`` ends with the user's message (or, when a
     task is resumed, wherever its checkpoint left it) and is extended in place with the
@@ -164,7 +164,7 @@ async def run_loop(
     run = RunState(ctx.run_id or "run_" + secrets.token_hex(6), settings.max_turns)
     ctx.run_id = run.run_id
     yield RunStarted(run_id=run.run_id, model=engine.name, track=settings.track)
-    me = _Loop(engine, executor, history, ctx, settings, recorder, run)
+    me = _Loop(engine, executor, history, ctx, settings, recorder, run, carried or Carried())
     if recorder is not None:
         recorder.status("running")
     async for event in me.resume():
@@ -209,9 +209,10 @@ class _Loop:
         settings: LoopSettings,
         recorder: TaskRecorder | None,
         run: RunState,
+        carried: Carried,
     ) -> None:
         self.engine, self.executor, self.history, self.ctx = engine, executor, history, ctx
-        self.settings, self.recorder, self.run = settings, recorder, run
+        self.settings, self.recorder, self.run, self.carried = settings, recorder, run, carried
         self.started = time.perf_counter()
         self.tools = executor.visible()
         self.by_name = {t.name: t for t in self.tools}
@@ -228,7 +229,7 @@ class _Loop:
         self.unconstrained = False  # the endpoint refused JSON Schema decoding once
 
     def new_turn(self) -> Turn:
-        memory = render_memory(MemoryParts.from_state(self.ctx.state.get(MEMORY_KEY)))
+        memory = render_memory(self.carried.memory) if self.carried.memory else ""
         return Turn(
             self.run,
             self.settings.track,
@@ -308,16 +309,16 @@ class _Loop:
     async def _request(self) -> AsyncIterator[Event | list[Any]]:
         """The events of fitting, then (last) the request and the listed tools."""
         settings, run = self.settings, self.run
-        view, listed, memory, summary = self.history, self.tools, None, ""
+        view, listed, memory, summary = self.history, self.tools, self.carried.memory, ""
         parts: dict[str, int] = {}
         if settings.n_ctx:
             fitted = await fit_request(
                 settings, self.counter, self.ctx, self.history, self.tools, run.answer_mode,
-                run.completed,
+                run.completed, self.carried,
             )  # fmt: skip
             view, listed, memory = fitted.history, fitted.tools, fitted.memory
             summary = fitted.summary
-            self.ctx.state[CUT_KEY] = fitted.cut
+            self.carried.cut = fitted.cut
             parts = dict(fitted.tokens)
             now = [(e.part, e.detail) for e in fitted.events]
             if now != self.reported:  # report a change, not the same cut every turn

@@ -30,18 +30,31 @@ __all__ = [
     "Track",
     "LoopSettings",
     "DEFAULT_SYSTEM_PROMPT",
-    "CUT_KEY",
-    "MEMORY_KEY",
+    "Carried",
     "system_message",
     "render_history",
     "with_nudge",
     "fit_request",
 ]
 
-CUT_KEY = "context_cut"
-"""``ctx.state`` key: rounds of history the last prompt left out (kept while they fit)."""
-MEMORY_KEY = "memory_context"
-"""``ctx.state`` key: what memory contributes to the system prompt (index, recall, last task)."""
+
+@dataclass(slots=True)
+class Carried:
+    """What a session carries from one run to the next for its prompts (typed, and never in
+    ``ToolContext.state``, which tools see)."""
+
+    memory: MemoryParts | None = None
+    """What memory contributes to the system prompt (index, recall, last task)."""
+    cut: int = 0
+    """Rounds of history the last prompt left out (kept out while the rest fits)."""
+
+    def resume(self, state: dict[str, Any]) -> None:
+        """Take the parts a checkpoint written before this class kept in the tools' state."""
+        self.cut = int(state.pop("context_cut", 0) or 0)
+        memory = state.pop("memory_context", None)
+        if memory is not None:
+            self.memory = MemoryParts.from_state(memory)
+
 
 Track = Literal["native", "protocol", "constrained"]
 
@@ -92,9 +105,7 @@ def system_message(
         text = constrained_system_prompt(base, tools)
     else:
         text = base
-    if memory is None:
-        memory = MemoryParts.from_state(ctx.state.get(MEMORY_KEY))
-    rendered = render_memory(memory)
+    rendered = render_memory(memory) if memory is not None else ""
     if rendered:
         text += f"\n\n{rendered}"
     if summary:
@@ -138,6 +149,7 @@ async def fit_request(
     tools: Sequence[Tool],
     answer_mode: bool,
     completed: dict[str, ToolResult],
+    carried: Carried,
 ) -> Any:
     assert settings.n_ctx is not None
     base = settings.system_prompt + (f"\n\n{answer_mode_note(history)}" if answer_mode else "")
@@ -158,9 +170,9 @@ async def fit_request(
         reserve=settings.reserve,
         system=base,
         history=history,
-        memory=MemoryParts.from_state(ctx.state.get(MEMORY_KEY)),
+        memory=carried.memory or MemoryParts(),
         tools=[] if answer_mode else list(tools),
         listing=listing,
         used_tools={r.name for r in completed.values()},
-        cut=int(ctx.state.get(CUT_KEY, 0)),
+        cut=carried.cut,
     )

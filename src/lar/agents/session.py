@@ -17,7 +17,7 @@ from lar.agents.blocking import Stepper
 from lar.agents.context import PER_MESSAGE, MemoryParts, TokenCounter
 from lar.agents.loop import (
     DEFAULT_SYSTEM_PROMPT,
-    MEMORY_KEY,
+    Carried,
     LoopSettings,
     Track,
     fit_request,
@@ -93,6 +93,8 @@ class Session:
         )
         self._executor_closer = weakref.finalize(self, self.executor.close)
         self.state: dict[str, Any] = {}
+        """What tools keep between runs (``ToolContext.state``; the checkpoint tool's notes)."""
+        self.carried = Carried()
         """What the conversation carries from run to run (the interaction tool's checkpoint
         note, the prompt's memory part)."""
         self.memory: AgentMemory | None = None
@@ -289,11 +291,11 @@ class Session:
         events: list[Event] = [MemoryRecalled(text, [r.as_log() for r in recalled], took)]
         if write:
             events += self.memory.observe_user(text)
-        self.state[MEMORY_KEY] = MemoryParts(
+        self.carried.memory = MemoryParts(
             self.memory.index_lines(),
             [(self.memory.line(r), r.score) for r in recalled],
             self.memory.working(),
-        ).to_state()
+        )
         return events
 
     async def apreview(
@@ -313,7 +315,14 @@ class Session:
         counter = TokenCounter(None) if estimate else settings.counter or TokenCounter(self.engine)
         tools = self.executor.visible()
         fitted = await fit_request(
-            dataclasses.replace(settings, n_ctx=n_ctx), counter, ctx, messages, tools, False, {}
+            dataclasses.replace(settings, n_ctx=n_ctx),
+            counter,
+            ctx,
+            messages,
+            tools,
+            False,
+            {},
+            self.carried,
         )
         system = system_message(
             settings,
@@ -357,6 +366,7 @@ class Session:
                 why = record.result or record.error or "no answer was recorded"
                 raise LarError(f"task {task_id} already ended ({record.status}): {why}")
             history, state = tasks.load_checkpoint(task_id)
+            self.carried.resume(state)
             self.state.update(state)
             recorder = TaskRecorder(tasks, task_id)
             async for event in self._drive(self._first(), history, task_id, recorder, stream_text):
@@ -389,7 +399,8 @@ class Session:
             settings = dataclasses.replace(settings, stream=stream_text)
         ended = False
         try:
-            async for event in run_loop(engine, self.executor, messages, ctx, settings, recorder):
+            loop = run_loop(engine, self.executor, messages, ctx, settings, recorder, self.carried)
+            async for event in loop:
                 if isinstance(event, Final):
                     ended = True
                 if self.memory is not None and isinstance(event, ToolCallFinished):
