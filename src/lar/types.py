@@ -12,6 +12,7 @@ import dataclasses
 import json
 import types as pytypes
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar, Literal, TypeVar, Union
@@ -21,6 +22,7 @@ __all__ = [
     "Code",
     "ToolSpec",
     "ToolCall",
+    "call_text",
     "ToolError",
     "ToolResult",
     "Message",
@@ -110,6 +112,12 @@ class ToolCall:
     name: str
     arguments: dict[str, Any]
     raw: str | None = None
+
+
+def call_text(name: str, arguments: Mapping[str, Any]) -> str:
+    """``add(a=1234, b=4321)``: how a call is shown (to the model after it ran, and to users)."""
+    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+    return f"{name}({args})"
 
 
 @dataclass(slots=True)

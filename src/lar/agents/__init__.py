@@ -1,0 +1,36 @@
+"""The agent core (A1–A5): ``Agent``, ``Runner``, ``Session``, the loop, its policies and tasks."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lar._lazy import lazy_exports
+
+__all__ = [
+    "Agent",
+    "Runner",
+    "Session",
+    "TaskStore",
+    "SHARES",
+    "PolicyRegistry",
+]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Agent": "lar.agents.agent",
+        "Runner": "lar.agents.runner",
+        "Session": "lar.agents.session",
+        "TaskStore": "lar.agents.state",
+        "SHARES": "lar.agents.context",
+        "PolicyRegistry": "lar.agents.policy",
+    },
+)
+
+if TYPE_CHECKING:
+    from lar.agents.agent import Agent
+    from lar.agents.context import SHARES
+    from lar.agents.policy import PolicyRegistry
+    from lar.agents.runner import Runner
+    from lar.agents.session import Session
+    from lar.agents.state import TaskStore

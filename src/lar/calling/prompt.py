@@ -6,12 +6,12 @@ Python-like signature line carries the same information in a tenth of the space.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lar.tools.signature import signature
+from lar.types import call_text
 
 if TYPE_CHECKING:
     from lar.tools.base import Tool
@@ -135,12 +135,6 @@ NEXT_STEP_TAIL = (
     "\n\nUse this result: answer my request, or call the next tool if it needs another step."
 )
 """After a result, with the tools still listed: two-step tasks need the next call."""
-
-
-def call_text(name: str, arguments: dict[str, Any]) -> str:
-    """``add(a=1234, b=4321)``: how a finished call is shown back to the model."""
-    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
-    return f"{name}({args})"
 
 
 def fold_tool_results(messages: Sequence[Message]) -> list[Message]:

@@ -8,11 +8,9 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from lar.calling.prompt import call_text
 from lar.cli.render import StagedLog, console_err, print_error, short
 from lar.errors import LarError
-from lar.tools.base import ToolContext
-from lar.tools.staging import Changes
+from lar.tools import Changes, ToolContext
 from lar.types import (
     Final,
     Message,
@@ -20,6 +18,7 @@ from lar.types import (
     ToolCall,
     ToolCallFinished,
     ToolCallStarted,
+    call_text,
 )
 
 __all__ = ["ChatSession"]
@@ -81,7 +80,7 @@ class ChatSession:
 
     def consolidate_earlier(self) -> None:
         """Earlier conversations idle for 5 minutes become summaries, facts and archives (M5)."""
-        from lar.memory.consolidate import due_sessions
+        from lar.memory import due_sessions
 
         memory = getattr(self.agent, "memory", None)
         if memory is None or not due_sessions(memory):

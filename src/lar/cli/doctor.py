@@ -17,8 +17,8 @@ from rich.table import Table
 
 from lar.config import LarConfig
 from lar.db import check, move_aside
-from lar.engines.default_model import DEFAULT_MODEL, MODEL_PACKAGES, model_path
-from lar.tools import sandbox
+from lar.engines import DEFAULT_MODEL, MODEL_PACKAGES, model_path
+from lar.tools import isolation_level, process_cap_available, seccomp_filter
 
 __all__ = ["Hardware", "detect", "recommend", "doctor_rows", "print_doctor"]
 
@@ -175,8 +175,8 @@ def write_recommended(config: LarConfig, hw: Hardware) -> tuple[Path, list[str]]
 def doctor_rows(config: LarConfig, hw: Hardware | None = None) -> list[tuple[str, str, str]]:
     """(check, value, advice) rows; advice is empty when all is well."""
     hw = hw or detect()
-    level = sandbox.isolation_level()
-    pids = sandbox.process_cap_available()
+    level = isolation_level()
+    pids = process_cap_available()
     model = model_path(config.models_dir)
     gpu = ", ".join(f"{g.name} ({g.memory_gib:.0f} GiB)" for g in hw.gpus) or "none (NVML)"
     rows = [
@@ -201,10 +201,10 @@ def doctor_rows(config: LarConfig, hw: Hardware | None = None) -> list[tuple[str
         (
             "syscall filter",
             "seccomp (ptrace, process memory, kernel interfaces refused)"
-            if sandbox.seccomp_filter() is not None
+            if seccomp_filter() is not None
             else "none",
             ""
-            if sandbox.seccomp_filter() is not None
+            if seccomp_filter() is not None
             else "install libseccomp2 to refuse ptrace in the sandbox (Debian: libseccomp2)",
         ),
         (
@@ -214,8 +214,8 @@ def doctor_rows(config: LarConfig, hw: Hardware | None = None) -> list[tuple[str
         ),
         ("interpreter", sys.executable, ""),
     ]
-    from lar.memory.embed import EmbedderMissing, minilm_dir
-    from lar.telemetry.energy import available_collectors
+    from lar.memory import EmbedderMissing, minilm_dir
+    from lar.telemetry import available_collectors
 
     collectors = [c.name for c in available_collectors()]
     rows.append(

@@ -33,8 +33,7 @@ class _Runner:
     def __init__(
         self, config: Any, engine: Any, track: str, max_turns: int, variant: str = ""
     ) -> None:
-        from lar.agents.agent import Agent
-        from lar.agents.runner import Runner
+        from lar.agents import Agent, Runner
 
         self.runner = Runner(config=config, engine=engine, traces=False, memory=False)
         policies = [variant] if variant else None
@@ -119,8 +118,8 @@ def eval_command(
     docs/evals.md; a suite that breaks it stops with file:line before anything runs.
     """
     from lar.config import load_config
-    from lar.engines.factory import build_engine
-    from lar.evals.toolcalls import run_case
+    from lar.engines import build_engine
+    from lar.evals import run_case
 
     if track not in (*TRACKS, "both", "all"):
         print_error(
@@ -209,7 +208,7 @@ def _same_without(full: list[Any], case: Any, variant: str) -> Any:
 
 def _variants(names: list[str], track: str) -> list[str]:
     """``-name`` for each ablated policy that applies to ``track``."""
-    from lar.agents.policy import PolicyRegistry
+    from lar.agents import PolicyRegistry
 
     return [f"-{n}" for n in names if track in PolicyRegistry.get(n).tracks]
 
@@ -218,7 +217,7 @@ def _print_ablation(
     out: Console, title: str, track: str, by_run: dict[tuple[str, str], list[Any]]
 ) -> None:
     """One row per policy: the full profile beside the same cases without it."""
-    from lar.evals.toolcalls import summarize
+    from lar.evals import summarize
 
     full = by_run[(track, "")]
     base = summarize(full)[-1]
@@ -256,7 +255,7 @@ def _cases(
 ) -> list[Any]:
     """The cases to run; a bad suite or config stops with exit 2."""
     from lar.config import load_config
-    from lar.evals.toolcalls import default_suites, load_suites
+    from lar.evals import default_suites, load_suites
     from lar.registry import load_plugins
 
     try:
@@ -285,7 +284,7 @@ def _cases(
 
 
 def _done(json_out: Path | None, resume: bool, cases: list[Any]) -> dict[tuple[str, str, str], Any]:
-    from lar.evals.toolcalls import SuiteError
+    from lar.evals import SuiteError
 
     if resume and json_out is None:
         print_error(LarError("--resume needs --json FILE: the results to go on from"))
@@ -310,7 +309,7 @@ def _sink(json_out: Path | None, resume: bool) -> Any:
 
 
 def _print_track(out: Console, title: str, results: list[Any], failures: bool) -> None:
-    from lar.evals.toolcalls import footprint, summarize
+    from lar.evals import footprint, summarize
 
     table = Table(
         "category", "cases", "accuracy", "abstained right", "tokens/task", "ms/task",
@@ -346,8 +345,8 @@ def _read_results(path: Path, cases: dict[str, Any]) -> dict[tuple[str, str, str
 
     The newest row of a case counts. A case whose newest row is an error (the engine failed or
     timed out) is left out, so ``--resume`` runs it again rather than keeping the failure."""
-    from lar.evals.toolcalls import CaseResult
-    from lar.evals.toolcalls import SuiteError as error
+    from lar.evals import CaseResult
+    from lar.evals import SuiteError as error
     from lar.jsonl import read_jsonl
 
     done = {}

@@ -81,13 +81,11 @@ def _make_agent(
     quiet: bool,
     memory: bool = True,
 ) -> Any:
-    from lar.agents.agent import Agent
-    from lar.agents.state import TaskStore
+    from lar.agents import Agent, TaskStore
     from lar.config import load_config
     from lar.redact import Redactor
     from lar.registry import load_plugins
-    from lar.tools.builtin import builtin_tools
-    from lar.tools.discovery import discover_tools
+    from lar.tools import builtin_tools, discover_tools
 
     load_plugins()  # before the config: plugins may add engine kinds and tools
     config = load_config()
@@ -325,7 +323,7 @@ def prompt(
         out.print(escape(m.content))
     out.print(Rule())
     table = Table("part", "tokens", "limit", "share")
-    from lar.agents.context import SHARES
+    from lar.agents import SHARES
 
     for part, share in SHARES.items():
         table.add_row(part, str(view.tokens[part]), str(view.limits[part]), f"{share:.0%}")
@@ -369,7 +367,7 @@ def tasks(
     from rich.console import Console
     from rich.table import Table
 
-    from lar.agents.state import TaskStore
+    from lar.agents import TaskStore
     from lar.config import load_config
 
     try:

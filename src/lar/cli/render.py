@@ -8,7 +8,6 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from lar.calling.prompt import call_text
 from lar.errors import ConfigError, LarError
 from lar.types import (
     ContextCompressed,
@@ -24,6 +23,7 @@ from lar.types import (
     ToolCall,
     ToolCallFinished,
     ToolCallStarted,
+    call_text,
 )
 
 __all__ = ["StagedLog", "console_err", "print_error", "short", "model_progress", "exit_code"]

@@ -80,7 +80,7 @@ def _step_label(s: Any) -> str:
             f"completion {d['completion_tokens']} tokens{took}{energy}{fail}"
         )
     if s.kind == "tool":
-        from lar.calling.prompt import call_text
+        from lar.types import call_text
 
         status = "ok" if s.ok else (d.get("error") or "error")
         shown = short(call_text(s.name, d.get("arguments") or {}), 80)
@@ -165,7 +165,7 @@ def learn(
     """Train the learned router from every trace: per query class, the model with the best
     0.6 · success rate + 0.4 · feedback (at least min-samples runs). The next run uses it
     (router.policy auto or learned)."""
-    from lar.routing.learned import PolicyStore, train
+    from lar.routing import PolicyStore, train
 
     config, store = _store()
     policy = PolicyStore(config.home / "lar.db")
@@ -215,7 +215,7 @@ def stats(
 ) -> None:
     """Aggregates by model and engine: latency percentiles, throughput, tokens per joule,
     joules per output token, throughput per watt, cost (O3)."""
-    from lar.telemetry.aggregate import aggregate
+    from lar.telemetry import aggregate_records as aggregate
 
     _, store = _store()
     since = time.time() - days * 86400 if days is not None else None
@@ -255,7 +255,7 @@ def stats(
         if not records:
             print_error(LarError("nothing to plot: no model calls recorded yet"))
             raise typer.Exit(1)
-        from lar.telemetry.plot import plot_stats
+        from lar.telemetry import plot_stats
 
         plot_stats(rows, records, plot)
         out.print(f"plot: {plot}")

@@ -32,8 +32,7 @@ def undo(
     import time as _time
 
     from lar.config import load_config
-    from lar.tools import undo as undo_mod
-    from lar.tools.base import ToolContext, private_paths
+    from lar.tools import ToolContext, private_paths, restore, snapshots
 
     try:
         config = load_config()
@@ -41,7 +40,7 @@ def undo(
         print_error(exc)
         raise typer.Exit(2) from None
     ws = Path(workspace or config.agent.workspace or Path.cwd()).expanduser().resolve()
-    found = undo_mod.snapshots(config.home, ws)
+    found = snapshots(config.home, ws)
     if list_them:
         for snap in found:
             when = _time.strftime("%Y-%m-%d %H:%M:%S", _time.localtime(snap.created))
@@ -58,7 +57,7 @@ def undo(
         print_error(f"nothing to undo in {ws}: no code_run or shell call ran here")
         raise typer.Exit(1)
     ctx = ToolContext(workspace=ws, home=config.home, sandbox=config.tools.sandbox)
-    restored, removed = undo_mod.restore(chosen, config.home, private_paths(ctx))
+    restored, removed = restore(chosen, config.home, private_paths(ctx))
     when = _time.strftime("%H:%M:%S", _time.localtime(chosen.created))
     typer.echo(
         f"restored {ws} to before {short(chosen.what, 60)} ({when}): "

@@ -5,13 +5,38 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
+from lar._lazy import lazy_exports
+
 if TYPE_CHECKING:
     from lar.config import LarConfig
     from lar.memory.agent_memory import AgentMemory
-    from lar.memory.embed import Embedder
-    from lar.memory.store import MemoryStore
+    from lar.memory.consolidate import due_sessions
+    from lar.memory.embed import Embedder, EmbedderMissing, minilm_dir
+    from lar.memory.store import RETENTION_DAYS, MemoryStore, NewMemory
 
-__all__ = ["open_store", "open_memory", "open_embedder"]
+__all__ = [
+    "open_store",
+    "open_memory",
+    "open_embedder",
+    "AgentMemory",
+    "NewMemory",
+    "RETENTION_DAYS",
+    "EmbedderMissing",
+    "minilm_dir",
+    "due_sessions",
+]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "AgentMemory": "lar.memory.agent_memory",
+        "NewMemory": "lar.memory.store",
+        "RETENTION_DAYS": "lar.memory.store",
+        "EmbedderMissing": "lar.memory.embed",
+        "minilm_dir": "lar.memory.embed",
+        "due_sessions": "lar.memory.consolidate",
+    },
+)
 
 
 def open_memory(config: LarConfig) -> AgentMemory:
