@@ -270,6 +270,7 @@ class _Loop:
             if _next_turn(verdict, run):
                 return
         if not turn.calls:
+            turn.text = clean_answer(turn.text)  # what the user would read is what is judged
             verdict = await self.consult("answer", turn)
             for event in self.drain():
                 yield event
@@ -430,7 +431,6 @@ class _Loop:
         return response
 
     async def finish(self, answer: str, reason: Any) -> AsyncIterator[Event]:
-        answer = clean_answer(answer) if reason == "answer" else answer
         self.history.append(Message("assistant", answer))
         status: Status = "succeeded" if reason == "answer" else "failed"
         finish_task(self.recorder, self.history, self.ctx, status, answer)
