@@ -42,8 +42,11 @@ def script(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def survivors() -> list[str]:
-    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if MARK in line]
+    """Sandbox processes of this test still alive. A zombie (state Z) has exited and only waits
+    for its new parent, this machine's init, to reap it: it can have no effect, so it is not
+    counted (under load that reaping can take seconds)."""
+    out = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if MARK in line and line.split()[1][:1] != "Z"]
 
 
 def env(home: Path) -> dict[str, str]:
