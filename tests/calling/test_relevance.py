@@ -247,3 +247,32 @@ def test_replay_judges_recorded_first_calls_like_the_loop(rel: Relevance, tmp_pa
     assert judged["timer"].fits and judged["timer"].verdict is None
     verdict = judged["advice"].verdict
     assert verdict is not None and verdict["send_email"].invented == ("to", "body")
+
+
+@pytest.mark.parametrize(
+    ("text", "english"),
+    [
+        ("What is the weather in Lisbon?", True),
+        ("Convert 5 euros to dollars", True),
+        ("Como está o tempo em Lisboa?", False),
+        ("Was ist das Wetter in Berlin?", False),  # two frequent English words, yet German
+        ("Quel temps fait-il à Lisbonne ?", False),
+        ("¿Qué tiempo hace en Lisboa?", False),
+        ("里斯本的天气怎么样？", False),
+        ("Hoe is het weer in Amsterdam?", False),
+        ("12345", False),
+    ],
+)
+def test_the_embedder_is_trusted_only_for_english(text: str, english: bool) -> None:
+    from lar.calling.relevance import in_embedder_language
+
+    assert in_embedder_language(text) is english
+
+
+def test_without_the_language_identifier_every_request_counts_as_unsure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import lar.calling.relevance as relevance
+
+    monkeypatch.setattr(relevance, "_IDENTIFIER", [None])
+    assert relevance.in_embedder_language("What is the weather in Lisbon?") is False
