@@ -54,7 +54,7 @@ def test_unknown_key_lists_allowed_keys(lar_home: Path) -> None:
         load_config()
     assert str(info.value) == (
         f"{path}:2: agent.max_turn: unknown key 'max_turn'; "
-        "allowed keys: max_turns, system_prompt, workspace, off_topic_below"
+        "allowed keys: max_turns, system_prompt, workspace, off_topic_below, policies"
     )
 
 
@@ -140,3 +140,11 @@ def test_the_built_in_engine_names_are_the_ones_the_factory_registers() -> None:
     from lar.engines.factory import engine_for  # noqa: F401 - registers the built-in kinds
 
     assert set(BUILTIN_ENGINES) == set(EngineRegistry.keys())
+
+
+def test_policies_in_the_config_are_names_or_edits(lar_home: Path) -> None:
+    write(lar_home, "agent:\n  policies: [-more_calls, +loop_blocked]\n")
+    assert load_config().agent.policies == ["-more_calls", "+loop_blocked"]
+    path = write(lar_home, "agent:\n  policies: off_topic\n")
+    with pytest.raises(ConfigError, match=rf"{path}:2: agent.policies"):
+        load_config()
