@@ -186,32 +186,36 @@ def test_an_english_request_far_from_the_tool_is_refused_without_asking() -> Non
 
 
 @pytest.mark.parametrize(
-    "request_",
+    ("request_", "city"),
     [
-        "Como está o tempo em Lisboa?",
-        "¿Qué tiempo hace en Lisboa?",
-        "Quel temps fait-il à Lisbonne ?",
-        "Wie ist das Wetter in Lissabon?",
-        "里斯本的天气怎么样？",
+        ("Como está o tempo em Lisboa?", "Lisboa"),
+        ("¿Qué tiempo hace en Lisboa?", "Lisboa"),
+        ("Quel temps fait-il à Lisbonne ?", "Lisbonne"),
+        ("Wie ist das Wetter in Lissabon?", "Lissabon"),
+        ("Was ist das Wetter in Berlin?", "Berlin"),
+        ("里斯本的天气怎么样？", "里斯本"),
     ],
 )
-def test_outside_english_a_low_score_asks_the_model_and_its_yes_lets_the_call_run(
-    request_: str,
-) -> None:
+def test_outside_english_a_low_score_alone_refuses_nothing(request_: str, city: str) -> None:
     assert not in_embedder_language(request_)
-    t = turn(request_, [WEATHER], scores={"get_weather": 0.07}, replies=["Yes."])
-    assert hook("off_topic", "before_calls", t) is ACCEPT
-    (asked,) = t.asked
-    assert request_ in asked[-1].content and 'get_weather(city="Lisboa")' in asked[-1].content
+    call = ToolCall("c1", "get_weather", {"city": city})
+    t = turn(request_, [call], scores={"get_weather": 0.07}, replies=["no"])
+    assert hook("off_topic", "before_calls", t) is ACCEPT  # its values come from the request
+    assert t.asked == []  # and nothing needed asking
 
 
-def test_outside_english_only_a_no_refuses_and_an_unclear_reply_lets_the_call_run() -> None:
+def test_outside_english_a_value_found_nowhere_is_put_to_the_model_and_only_no_refuses() -> None:
     request = "Como está o tempo em Lisboa?"
-    no = turn(request, [WEATHER], scores={"get_weather": 0.07}, replies=["no"])
+    translated = ToolCall("c1", "get_weather", {"city": "Lisbon"})
+    yes = turn(request, [translated], scores={"get_weather": 0.07}, replies=["Yes."])
+    assert hook("off_topic", "before_calls", yes) is ACCEPT
+    (asked,) = yes.asked
+    assert request in asked[-1].content and 'get_weather(city="Lisbon")' in asked[-1].content
+    no = turn(request, [translated], scores={"get_weather": 0.07}, replies=["no"])
     got = hook("off_topic", "before_calls", no)
     assert isinstance(got, DropCalls) and "the model says it does not fit" in got.message
     for unsure in (["maybe, it depends"], []):  # an unclear reply, or no reply (did not fit)
-        t = turn(request, [WEATHER], scores={"get_weather": 0.07}, replies=unsure)
+        t = turn(request, [translated], scores={"get_weather": 0.07}, replies=unsure)
         assert hook("off_topic", "before_calls", t) is ACCEPT
 
 

@@ -276,3 +276,12 @@ def test_without_the_language_identifier_every_request_counts_as_unsure(
 
     monkeypatch.setattr(relevance, "_IDENTIFIER", [None])
     assert relevance.in_embedder_language("What is the weather in Lisbon?") is False
+
+
+def test_a_chinese_value_is_found_inside_an_unspaced_request() -> None:
+    weather = SchemaTool(
+        "get_weather", "Current weather for a city.",
+        {"properties": {"city": {"type": "string"}}, "required": ["city"]}, lambda **kw: "",
+    )  # fmt: skip
+    assert ungrounded(weather, {"city": "里斯本"}, "请告诉我里斯本的天气") == []
+    assert ungrounded(weather, {"city": "北京"}, "请告诉我里斯本的天气") == ["city"]

@@ -201,8 +201,8 @@ class OffTopic_(Policy):
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
     about: ClassVar[str] = (
         "a first call to a tool whose description is far from the request (or whose values are "
-        "still invented after being asked) is not run; outside English the model is asked "
-        "once whether it fits, and only its no stops the call"
+        "still invented after being asked) is not run; outside English a call with a value "
+        "found nowhere is put to the model, and only its no stops it"
     )
 
     async def before_calls(self, turn: Turn) -> Verdict:
@@ -217,15 +217,16 @@ class OffTopic_(Policy):
         ]
         if not judged:
             return ACCEPT
-        # The embedder knows English: elsewhere a low score (or a value reworded in another
-        # language) is no evidence, so the model is asked instead of the call being refused.
+        # The embedder knows English: elsewhere a low score is no evidence. A call whose values
+        # all come from the conversation runs; one with a value found nowhere is put to the
+        # model, and only its no (a second signal) refuses it.
         sure = in_embedder_language(next(iter(turn.requests(1)), ""))
         off: list[tuple[ToolCall, OffTopic, str]] = []
         for call, verdict in judged:
             if sure:
                 why = "still invented after asking" if verdict.score >= threshold else ""
                 off.append((call, verdict, why))
-            elif await self._ask(turn, call) is False:
+            elif verdict.invented and await self._ask(turn, call) is False:
                 off.append((call, verdict, "the model says it does not fit"))
         if not off:
             return ACCEPT

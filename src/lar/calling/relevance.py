@@ -132,6 +132,9 @@ def _numbers(text: str) -> set[float]:
     return found | {_NUMBER_WORDS[w] for w in _words(text) if w in _NUMBER_WORDS}
 
 
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
 def _squash(text: str) -> str:
     return re.sub(r"\W+", "", text.casefold())
 
@@ -149,6 +152,8 @@ def _grounded(value: Any, context: str, words: set[str], numbers: set[float]) ->
         digits = _squash(str(value))  # a long number written with spaces: +44 7700 900123
         return float(value) in numbers or (len(digits) >= 4 and digits in _squash(context))
     tokens = _words(value)
+    if _UNSPACED.search(value):  # Chinese, Japanese, Korean: no spaces to find words by
+        return _squash(value) in _squash(context)
     if len(value.split()) == 1:  # a word, name, symbol, address or number: all of it
         squashed = _squash(value)
         if not squashed or tokens <= words:
