@@ -35,6 +35,7 @@ from lar.agents.policy import (
 )
 from lar.agents.request import (
     DEFAULT_SYSTEM_PROMPT,
+    CallSniffer,
     Carried,
     LoopSettings,
     Track,
@@ -81,8 +82,6 @@ __all__ = [
     "fit_request",
 ]
 
-_CALL_MARKERS = ("<tool", "<function", "{", "[", "```", "action:", "[tool_calls]", "<think")
-
 
 def _model_called(
     turn: int, engine: Engine, response: ModelResponse, tool_calls: int, **more: Any
@@ -98,26 +97,6 @@ def _model_called(
         source=response.source or engine.name,
         **more,
     )
-
-
-class _CallSniffer:
-    """Holds back streamed text while it may still turn out to be a tool call."""
-
-    def __init__(self) -> None:
-        self.buffer = ""
-        self.released = False
-
-    def feed(self, text: str) -> str:
-        if self.released:
-            return text
-        self.buffer += text
-        head = self.buffer.lstrip().lower()
-        undecided = not head or any(head.startswith(m) or m.startswith(head) for m in _CALL_MARKERS)
-        if undecided:
-            return ""
-        self.released = True
-        out, self.buffer = self.buffer, ""
-        return out
 
 
 def _specs(tools: Sequence[Tool] | None) -> list[ToolSpec] | None:
@@ -136,7 +115,7 @@ async def _call_engine(
     if not settings.stream:
         yield await engine.generate(messages, _specs(tools), **params)
         return
-    sniffer = _CallSniffer()
+    sniffer = CallSniffer()
     async for chunk in engine.stream(messages, _specs(tools), **params):
         if chunk.text:
             shown = sniffer.feed(chunk.text)

@@ -22,8 +22,11 @@ from lar.tools.builtin.interaction import CHECKPOINT_KEY
 from lar.types import Message, ToolResult
 
 if TYPE_CHECKING:
+    from lar.agents.agent import Agent
     from lar.agents.policy import Policy
+    from lar.agents.runner import Runner
     from lar.calling.relevance import Relevance
+    from lar.engines.base import Engine
     from lar.telemetry.records import EnergyMeter
 
 __all__ = [
@@ -35,6 +38,8 @@ __all__ = [
     "render_history",
     "with_nudge",
     "fit_request",
+    "CallSniffer",
+    "loop_settings",
 ]
 
 
@@ -176,3 +181,68 @@ async def fit_request(
         used_tools={r.name for r in completed.values()},
         cut=carried.cut,
     )
+
+
+_CALL_MARKERS = ("<tool", "<function", "{", "[", "```", "action:", "[tool_calls]", "<think")
+
+
+class CallSniffer:
+    """Holds back streamed text while it may still turn out to be a tool call."""
+
+    def __init__(self) -> None:
+        self.buffer = ""
+        self.released = False
+
+    def feed(self, text: str) -> str:
+        if self.released:
+            return text
+        self.buffer += text
+        head = self.buffer.lstrip().lower()
+        undecided = not head or any(head.startswith(m) or m.startswith(head) for m in _CALL_MARKERS)
+        if undecided:
+            return ""
+        self.released = True
+        out, self.buffer = self.buffer, ""
+        return out
+
+
+def loop_settings(
+    agent: Agent, runner: Runner, engine: Engine, cfg: Any
+) -> tuple[Track, LoopSettings]:
+    """The track and loop settings ``agent`` gets on ``engine`` (configured as ``cfg``, or
+    None for an engine given directly): the agent's choices, then the config's, then defaults;
+    the policies are the model's profile as the agent or the config edit it."""
+    from lar.agents.policies import DEFAULT_PROFILE
+    from lar.agents.policy import resolve_policies
+    from lar.agents.results import resolve_track
+    from lar.engines.catalog import describe, lookup
+
+    config = runner.config
+    cfg_track = cfg.track if cfg else None
+    track = resolve_track(engine, agent.track if agent.track not in (None, "auto") else cfg_track)
+    info = describe(cfg) if cfg is not None else lookup(engine.model or engine.name)
+    setting: Sequence[str] | None
+    if agent.policies is not None:
+        setting, where = agent.policies, "Agent(policies=...)"
+    else:
+        setting, where = config.agent.policies, "agent.policies"
+    params = dict(agent.params)
+    settings = LoopSettings(
+        track=track,
+        max_turns=agent.max_turns or config.agent.max_turns,
+        system_prompt=agent.system_prompt or config.agent.system_prompt or DEFAULT_SYSTEM_PROMPT,
+        params=params,
+        n_ctx=agent.n_ctx or engine.context_size,
+        reserve=params.get("max_tokens") or (cfg.max_tokens if cfg else 512),
+        counter=runner.counter(engine),
+        meter=runner.meter,
+        relevance=runner.relevance() if track != "native" else None,
+        policies=resolve_policies(
+            info.policies if info is not None else None,
+            setting,
+            track,
+            default=DEFAULT_PROFILE,
+            where=where,
+        ),  # fmt: skip
+    )
+    return track, settings

@@ -9,14 +9,13 @@ import dataclasses
 import secrets
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lar.agents.blocking import Stepper
 from lar.agents.context import PER_MESSAGE, MemoryParts, TokenCounter
 from lar.agents.loop import (
-    DEFAULT_SYSTEM_PROMPT,
     Carried,
     LoopSettings,
     Track,
@@ -25,8 +24,8 @@ from lar.agents.loop import (
     run_loop,
     system_message,
 )
-from lar.agents.policy import Policy, resolve_policies
-from lar.agents.results import PromptPreview, RunResult, failure_error, resolve_track
+from lar.agents.request import loop_settings
+from lar.agents.results import PromptPreview, RunResult, failure_error
 from lar.agents.state import TaskRecorder
 from lar.engines.base import Engine, exclusive_loop
 from lar.errors import LarError
@@ -112,45 +111,8 @@ class Session:
         if name not in self._models:
             engine = self.runner.engine(name, named=self.agent.model is not None)
             cfg = self.runner.model_config(name)
-            self._models[name] = (engine, *self._settings(engine, cfg))
+            self._models[name] = (engine, *loop_settings(self.agent, self.runner, engine, cfg))
         return self._models[name]
-
-    def _settings(self, engine: Engine, cfg: Any) -> tuple[Track, LoopSettings]:
-        agent, config = self.agent, self.runner.config
-        cfg_track = cfg.track if cfg else None
-        wanted = agent.track if agent.track not in (None, "auto") else cfg_track
-        track = resolve_track(engine, wanted)
-        params = dict(agent.params)
-        reserve = params.get("max_tokens") or (cfg.max_tokens if cfg else 512)
-        settings = LoopSettings(
-            track=track,
-            max_turns=agent.max_turns or config.agent.max_turns,
-            system_prompt=agent.system_prompt
-            or config.agent.system_prompt
-            or DEFAULT_SYSTEM_PROMPT,
-            params=params,
-            n_ctx=agent.n_ctx or engine.context_size,
-            reserve=reserve,
-            counter=self.runner.counter(engine),
-            meter=self.runner.meter,
-            relevance=self.runner.relevance() if track != "native" else None,
-            policies=self._policies(engine, cfg, track),
-        )
-        return track, settings
-
-    def _policies(self, engine: Engine, cfg: Any, track: Track) -> list[Policy]:
-        """The model profile's policies (its catalog entry), as the agent or config edit them."""
-        from lar.agents.policies import DEFAULT_PROFILE
-        from lar.engines.catalog import describe, lookup
-
-        info = describe(cfg) if cfg is not None else lookup(engine.model or engine.name)
-        profile = info.policies if info is not None else None
-        setting: Sequence[str] | None
-        if self.agent.policies is not None:
-            setting, where = self.agent.policies, "Agent(policies=...)"
-        else:
-            setting, where = self.runner.config.agent.policies, "agent.policies"
-        return resolve_policies(profile, setting, track, default=DEFAULT_PROFILE, where=where)
 
     def _first(self) -> Model:
         if self._current is None:
