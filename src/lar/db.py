@@ -110,11 +110,22 @@ def header_problem(path: Path, size: int) -> str | None:
     """
     if size == 0:
         return None  # SQLite's empty database
-    try:
-        with path.open("rb") as f:  # a read-only descriptor, closed before SQLite opens the file
-            head = f.read(100)
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror})"
+    for attempt in range(2):
+        try:
+            with path.open("rb") as f:  # read-only, closed before SQLite opens the file
+                head = f.read(100)
+                size = os.fstat(f.fileno()).st_size  # after the header: another process may
+                # have grown the file (and its header) since the caller looked
+        except OSError as exc:
+            return f"cannot be read ({exc.strerror})"
+        problem = _header_problem(path, head, size)
+        if problem is None or not problem.startswith("is truncated") or attempt:
+            return problem
+        time.sleep(0.05)  # a writer between its pages and its header: look once more
+    return None  # pragma: no cover
+
+
+def _header_problem(path: Path, head: bytes, size: int) -> str | None:
     if len(head) < 100 or not head.startswith(HEADER):
         return "is not an SQLite database (its header is wrong)"
     page_size = struct.unpack(">H", head[16:18])[0]

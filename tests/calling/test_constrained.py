@@ -3,6 +3,8 @@ reply is read, and the fallback when an endpoint refuses the schema."""
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -78,6 +80,28 @@ def test_the_prompt_lists_the_tools_and_both_reply_shapes() -> None:
     assert constrained_system_prompt("Base.", []) == "Base."
 
 
+def _run(url: str, question: str, **kw: Any) -> Any:
+    """One run on an OpenAI-compatible endpoint, its connections closed inside the run's loop
+    (a connection left open would warn here, in this test)."""
+    from lar.agents.runner import Runner
+    from lar.config import LarConfig
+    from lar.engines.openai_http import OpenAIEngine
+
+    async def main() -> Any:
+        engine = OpenAIEngine(base_url=url, model="m", name="m", retries=0)
+        runner = Runner(config=LarConfig(), engine=engine, traces=False, memory=False)
+        try:
+            session = runner.session(Agent(tools=[get_weather], track="constrained", **kw),
+                                     workspace=Path("."))  # fmt: skip
+            return await session.arun(question)
+        finally:
+            await runner.aclose()
+
+    result = asyncio.run(main())
+    gc.collect()
+    return result
+
+
 def _server_reply(body: dict[str, Any]) -> Any:
     from lar.testing import text_reply
 
@@ -93,12 +117,7 @@ def test_a_schema_the_endpoint_refuses_falls_back_to_the_text_parser() -> None:
     from lar.testing import MockOpenAIServer
 
     with MockOpenAIServer([_server_reply], repeat_last=True) as srv:
-        agent = Agent(tools=[get_weather], base_url=srv.url, model="m", track="constrained",
-                      workspace=Path("."), traces=False)  # fmt: skip
-        try:
-            result = agent.run("Weather in Lisbon?")
-        finally:
-            agent.close()
+        result = _run(srv.url, "Weather in Lisbon?")
     assert [c.name for c in result.tool_calls] == ["get_weather"]
     assert result.text == "It is 18 C and sunny in Lisbon."
     sent = [("response_format" in r) for r in srv.requests]
@@ -118,11 +137,6 @@ def test_answer_mode_on_the_constrained_track_sends_no_schema() -> None:
         text_reply("Sunny, 18 C."),
     ]  # fmt: skip
     with MockOpenAIServer(replies) as srv:
-        agent = Agent(tools=[get_weather], base_url=srv.url, model="m", track="constrained",
-                      workspace=Path("."), traces=False, max_turns=2)  # fmt: skip
-        try:
-            result = agent.run("Weather in Lisbon?")
-        finally:
-            agent.close()
+        result = _run(srv.url, "Weather in Lisbon?", max_turns=2)
     assert result.text == "Sunny, 18 C." and [c.name for c in result.tool_calls] == ["get_weather"]
     assert ["response_format" in r for r in srv.requests] == [True, False]  # last turn: answer
