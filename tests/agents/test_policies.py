@@ -219,17 +219,25 @@ def test_outside_english_a_value_found_nowhere_is_put_to_the_model_and_only_no_r
         assert hook("off_topic", "before_calls", t) is ACCEPT
 
 
-def test_invented_values_are_asked_for_once_and_refused_if_still_invented() -> None:
+@pytest.mark.parametrize(("reply", "refused"), [("No.", True), ("yes", False), ("hmm", False)])
+def test_values_still_invented_after_asking_are_put_to_the_model_and_only_no_refuses(
+    reply: str, refused: bool
+) -> None:
     email = ToolCall("c1", "send_email", {"to": "friend@example.com", "body": "hello"})
-    t = turn("Greet me with a hello.", [email], scores={"send_email": 0.3})
+    t = turn("Greet me with a hello.", [email], scores={"send_email": 0.3}, replies=[reply])
     got = hook("ungrounded_values", "before_calls", t)
     assert isinstance(got, Retry)
     assert got.nudge.startswith('Not run: my request does not give to="friend@example.com".')
     assert hook("off_topic", "before_calls", t) is ACCEPT  # not asked yet: left to the nudge
+    assert t.asked == []
     t.run.fired["ungrounded_values"] = 1
     assert hook("ungrounded_values", "before_calls", t) is ACCEPT  # once
     got = hook("off_topic", "before_calls", t)
-    assert isinstance(got, DropCalls) and "still invented after asking" in got.message
+    assert len(t.asked) == 1  # a tool that fits by similarity: only the model's no refuses
+    if refused:
+        assert isinstance(got, DropCalls) and "the model says it does not fit" in got.message
+    else:
+        assert got is ACCEPT
 
 
 def test_a_call_with_invented_values_beside_fitting_ones_waits() -> None:

@@ -104,6 +104,23 @@ def test_what_is_left_alone(given: dict[str, Any]) -> None:
     assert out == given and changes == []
 
 
+def test_a_whole_number_becomes_a_float_only_where_the_schema_declares_one() -> None:
+    floats = {"type": "number", "format": "float"}
+    schema = {
+        "properties": {
+            "rate": floats,
+            "weights": {"type": "array", "items": {"type": "number", "format": "double"}},
+            "x": {"type": "number"},
+            "n": {"type": "integer", "format": "int32"},
+        }
+    }
+    out, changes = coerce_arguments({"rate": 3, "weights": [1, 2.5], "x": 4, "n": 5}, schema)
+    assert type(out["rate"]) is float and [type(w) for w in out["weights"]] == [float, float]
+    assert type(out["x"]) is int and type(out["n"]) is int  # no format: JSON's number stays
+    assert changes == ["rate: 3 → 3.0", "weights[0]: 1 → 1.0"]
+    assert coerce_arguments({"rate": True}, schema)[0] == {"rate": True}  # not a number
+
+
 def test_an_enum_whose_values_fold_together_is_not_guessed() -> None:
     schema = {"type": "object", "properties": {"mode": {"enum": ["Fast", "fast", "slow"]}}}
     assert coerce_arguments({"mode": "FAST"}, schema) == ({"mode": "FAST"}, [])

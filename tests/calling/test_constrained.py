@@ -19,7 +19,7 @@ from lar.calling.constrained import (
     parse_constrained,
     reply_schema,
 )
-from lar.tools.base import tool
+from lar.tools.base import SchemaTool, tool
 from lar.types import ModelResponse, Notice
 
 
@@ -58,6 +58,20 @@ def test_the_schema_takes_an_answer_or_calls_to_listed_tools_with_their_argument
     for value in bad:
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(value, schema)
+
+
+def test_number_formats_stay_out_of_the_grammar_and_string_formats_stay_in() -> None:
+    params = {
+        "type": "object",
+        "properties": {
+            "rate": {"type": "number", "format": "float", "default": 1.5},
+            "day": {"type": "string", "format": "date"},
+        },
+    }
+    spec = SchemaTool("f", "f", params, dict)
+    (call,) = [reply_schema([spec])["anyOf"][1]["properties"]["calls"]["items"]]
+    props = call["properties"]["arguments"]["properties"]
+    assert props == {"rate": {"type": "number"}, "day": {"type": "string", "format": "date"}}
 
 
 def test_a_reply_is_read_as_an_answer_or_calls_and_anything_else_by_the_text_parser() -> None:

@@ -149,7 +149,7 @@ def test_schemas_become_json_schema_the_tools_validate_with() -> None:
                 assert tool.parameters["type"] == "object"
     assert to_json_schema({"type": "tuple", "items": {"type": "float"}}) == {
         "type": "array",
-        "items": {"type": "number"},
+        "items": {"type": "number", "format": "float"},  # so a whole number becomes a float
     }
     assert to_json_schema({"type": "any", "description": "x"}) == {"description": "x"}
 

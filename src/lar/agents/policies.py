@@ -200,9 +200,9 @@ class OffTopic_(Policy):
     name: ClassVar[str] = "off_topic"
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
     about: ClassVar[str] = (
-        "a first call to a tool whose description is far from the request (or whose values are "
-        "still invented after being asked) is not run; outside English a call with a value "
-        "found nowhere is put to the model, and only its no stops it"
+        "a first call to an English request's tool whose description is far from it is not "
+        "run; a call with a value still found nowhere (outside English, or after being asked "
+        "once) is put to the model, and only its no stops it"
     )
 
     async def before_calls(self, turn: Turn) -> Verdict:
@@ -217,15 +217,14 @@ class OffTopic_(Policy):
         ]
         if not judged:
             return ACCEPT
-        # The embedder knows English: elsewhere a low score is no evidence. A call whose values
-        # all come from the conversation runs; one with a value found nowhere is put to the
-        # model, and only its no (a second signal) refuses it.
+        # The embedder knows English: there a low score alone refuses; elsewhere it is no
+        # evidence. A call whose values all come from the conversation runs; one with a value
+        # still found nowhere is put to the model, and only its no (a second signal) refuses it.
         sure = in_embedder_language(next(iter(turn.requests(1)), ""))
         off: list[tuple[ToolCall, OffTopic, str]] = []
         for call, verdict in judged:
-            if sure:
-                why = "still invented after asking" if verdict.score >= threshold else ""
-                off.append((call, verdict, why))
+            if sure and verdict.score < threshold:
+                off.append((call, verdict, ""))
             elif verdict.invented and await self._ask(turn, call) is False:
                 off.append((call, verdict, "the model says it does not fit"))
         if not off:

@@ -9,6 +9,9 @@ cannot change what the call means:
   fraction an integer (7.0 → 7); ``"2.5"`` is never rounded to an integer;
 - a string holding a number becomes a number; ``"true"``/``"yes"`` and ``"false"``/``"no"``
   become booleans; a number where a string is wanted becomes its text;
+- a whole number where the schema says ``number`` with OpenAPI's ``format: float`` (or
+  ``double``) becomes a float (3 → 3.0): JSON cannot tell them apart, the tool's declared type
+  can;
 - an enum value matched ignoring case, only when exactly one value matches;
 - a scalar where a list is wanted becomes a one-item list; JSON text where a list or an object
   is wanted is decoded;
@@ -161,12 +164,23 @@ def _coerce(
                 f"{json.dumps(out, ensure_ascii=False)}"
             )
             value = out
+    if _wants_float(value, schema, types):
+        changes.append(f"{path}: {value} → {float(value)}")
+        value = float(value)
     if isinstance(value, list) and "array" in types:
         items = schema.get("items", {})
         return [_coerce(v, items, defs, f"{path}[{i}]", changes) for i, v in enumerate(value)]
     if isinstance(value, dict) and "object" in types:
         return _coerce_object(value, schema, defs, path, changes)
     return value
+
+
+def _wants_float(value: Any, schema: dict[str, Any], types: set[str]) -> bool:
+    return (
+        type(value) is int
+        and types == {"number"}
+        and schema.get("format") in ("float", "double")
+    )
 
 
 def _descend(

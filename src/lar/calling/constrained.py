@@ -49,6 +49,8 @@ def _arguments_schema(tool: Tool) -> dict[str, Any]:
             out = {k: clean(v) for k, v in node.items() if k not in _DROP}
             if out.get("type") == "object" and "properties" in out:
                 out.setdefault("additionalProperties", False)
+            if out.get("type") in ("number", "integer"):
+                out.pop("format", None)  # float/int32: for coercion; no grammar knows them
             return out
         if isinstance(node, list):
             return [clean(v) for v in node]

@@ -57,8 +57,9 @@ class BfclError(LarError):
 
 
 def to_json_schema(schema: Any) -> Any:
-    """BFCL's parameter schema as standard JSON Schema (``dict`` → object, ``float`` → number,
-    ``tuple`` → array, ``any`` → no type), so the tools validate as they are declared."""
+    """BFCL's parameter schema as standard JSON Schema (``dict`` → object, ``float`` → number
+    with OpenAPI's ``format: float``, ``tuple`` → array, ``any`` → no type), so the tools
+    validate, and their arguments are coerced, as they are declared."""
     if isinstance(schema, list):
         return [to_json_schema(s) for s in schema]
     if not isinstance(schema, dict):
@@ -69,6 +70,8 @@ def to_json_schema(schema: Any) -> Any:
         out.pop("type")
     elif isinstance(kind, str) and kind in _SCHEMA_TYPES:
         out["type"] = _SCHEMA_TYPES[kind]
+        if kind == "float":
+            out.setdefault("format", "float")
     return out
 
 
