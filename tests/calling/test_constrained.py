@@ -15,6 +15,7 @@ import pytest
 from lar.agents.agent import Agent
 from lar.calling.constrained import (
     MAX_CALLS,
+    AnswerStream,
     constrained_system_prompt,
     parse_constrained,
     reply_schema,
@@ -154,3 +155,27 @@ def test_answer_mode_on_the_constrained_track_sends_no_schema() -> None:
         result = _run(srv.url, "Weather in Lisbon?", max_turns=2)
     assert result.text == "Sunny, 18 C." and [c.name for c in result.tool_calls] == ["get_weather"]
     assert ["response_format" in r for r in srv.requests] == [True, False]  # last turn: answer
+
+
+@pytest.mark.parametrize("step", [1, 2, 5, 64])
+def test_an_answer_streams_as_its_text_and_calls_stream_nothing(step: int) -> None:
+    answer = r"  Em \"Lisboa\":\n18 C, sol \u2600 \ud83d\ude00 fim"
+    reply = '{ "answer" : "' + answer + '"}'
+    stream = AnswerStream()
+    shown = "".join(stream.feed(reply[i : i + step]) for i in range(0, len(reply), step))
+    assert shown == json.loads(reply)["answer"].strip() == 'Em "Lisboa":\n18 C, sol ☀ 😀 fim'
+    for other in ('{"calls": [{"name": "x", "arguments": {"answer": "no"}}]}', "plain text"):
+        stream = AnswerStream()
+        assert "".join(stream.feed(other[i : i + step]) for i in range(0, len(other), step)) == ""
+
+
+def test_a_constrained_run_streams_only_the_answer_text() -> None:
+    from lar.engines.scripted import ScriptedEngine
+    from lar.types import TextDelta
+
+    calls = {"calls": [{"name": "get_weather", "arguments": {"city": "Lisboa"}}]}
+    engine = ScriptedEngine([json.dumps(calls), json.dumps({"answer": "Em Lisboa: 18 C, sol."})])
+    agent = Agent(engine=engine, tools=[get_weather], track="constrained", memory=False)
+    events = list(agent.stream("Como está o tempo em Lisboa?"))
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Em Lisboa: 18 C, sol."
+    assert events[-1].text == "Em Lisboa: 18 C, sol."

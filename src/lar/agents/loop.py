@@ -45,7 +45,7 @@ from lar.agents.request import (
     with_nudge,
 )
 from lar.agents.state import Status, TaskRecorder
-from lar.calling.constrained import parse_constrained, response_format
+from lar.calling.constrained import AnswerStream, parse_constrained, response_format
 from lar.calling.corrections import prepare
 from lar.calling.native import extract_calls
 from lar.calling.prompt import REPLY_TOOL, clean_answer, has_reply, take_reply
@@ -115,7 +115,8 @@ async def _call_engine(
     if not settings.stream:
         yield await engine.generate(messages, _specs(tools), **params)
         return
-    sniffer = CallSniffer()
+    # A constrained reply is JSON: only its answer's text is shown as it comes.
+    sniffer = AnswerStream() if "response_format" in extra else CallSniffer()
     async for chunk in engine.stream(messages, _specs(tools), **params):
         if chunk.text:
             shown = sniffer.feed(chunk.text)

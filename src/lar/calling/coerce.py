@@ -177,9 +177,7 @@ def _coerce(
 
 def _wants_float(value: Any, schema: dict[str, Any], types: set[str]) -> bool:
     return (
-        type(value) is int
-        and types == {"number"}
-        and schema.get("format") in ("float", "double")
+        type(value) is int and types == {"number"} and schema.get("format") in ("float", "double")
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +28,7 @@ from lar.types import ModelResponse, ToolCall
 
 __all__ = [
     "MAX_CALLS",
+    "AnswerStream",
     "reply_schema",
     "response_format",
     "constrained_system_prompt",
@@ -144,3 +146,82 @@ def _is_call(item: Any) -> bool:
         and isinstance(item.get("name"), str)
         and isinstance(item.get("arguments"), dict)
     )
+
+
+_HEAD = '{"answer":"'
+_HEAD_RE = re.compile(r'\s*\{\s*"answer"\s*:\s*"')
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
+
+
+class AnswerStream:
+    """The answer's text while a constrained reply streams in: ``{"answer": "Bom d`` shows
+    ``Bom d``, escapes decoded. A reply that turns out to be calls (or anything but an answer)
+    shows nothing; the parsed reply decides what it was."""
+
+    def __init__(self) -> None:
+        self.raw = ""
+        self.pos: int | None = None  # where the undecoded part of the answer string begins
+        self.done = False
+        self.started = False
+
+    def feed(self, text: str) -> str:
+        if self.done:
+            return ""
+        self.raw += text
+        if self.pos is None:
+            head = _HEAD_RE.match(self.raw)
+            if head is None:
+                self.done = not _HEAD.startswith(re.sub(r"\s+", "", self.raw))
+                return ""
+            self.pos = head.end()
+        out, self.pos = self._decode(self.pos)
+        if not self.started:  # the answer is shown stripped, as it is parsed
+            out = out.lstrip()
+            self.started = bool(out)
+        return out
+
+    def _decode(self, i: int) -> tuple[str, int]:
+        raw, out = self.raw, []
+        while i < len(raw):
+            c = raw[i]
+            if c == '"':
+                self.done = True
+                break
+            if c != "\\":
+                out.append(c)
+                i += 1
+                continue
+            if i + 1 >= len(raw):
+                break  # an escape cut in two: wait for the rest
+            e = raw[i + 1]
+            if e != "u":
+                out.append(_ESCAPES.get(e, e))
+                i += 2
+                continue
+            char, size = _unicode_escape(raw, i)
+            if size == 0:
+                break
+            out.append(char)
+            i += size
+        return "".join(out), i
+
+
+def _unicode_escape(raw: str, i: int) -> tuple[str, int]:
+    """``\\uXXXX`` (a surrogate pair as one character) at ``i``: (text, length); (``""``, 0)
+    while it is incomplete; malformed hex is shown as written."""
+    if i + 6 > len(raw):
+        return "", 0
+    try:
+        code = int(raw[i + 2 : i + 6], 16)
+    except ValueError:
+        return raw[i : i + 2], 2
+    if 0xD800 <= code < 0xDC00:
+        if i + 12 > len(raw):
+            return "", 0
+        try:
+            low = int(raw[i + 8 : i + 12], 16) if raw[i + 6 : i + 8] == "\\u" else -1
+        except ValueError:
+            low = -1
+        if 0xDC00 <= low < 0xE000:
+            return chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)), 12
+    return chr(code), 6
