@@ -338,3 +338,21 @@ def test_a_bad_policy_name_in_the_config_stops_the_run_with_its_key() -> None:
     config = LarConfig.model_validate({"agent": {"policies": ["described"]}})
     with pytest.raises(PolicyError, match=r"agent.policies: unknown policy 'described'"):
         run_with(config=config)
+
+
+def test_the_relevance_check_runs_once_per_set_of_calls_however_many_policies_ask() -> None:
+    t = turn("Como está o tempo em Lisboa?", [WEATHER], scores={"get_weather": 0.07})
+    seen: list[object] = []
+    real = t.relevance.scores  # type: ignore[union-attr]
+
+    def counted(request: Any, tools: Sequence[tuple[str, str]]) -> dict[str, float]:
+        seen.append(request)
+        return real(request, tools)
+
+    t.relevance.scores = counted  # type: ignore[union-attr,method-assign]
+    names = [policy("ungrounded_values"), policy("off_topic")]
+    verdict, _ = asyncio.run(apply("calls", names, t))
+    assert verdict is ACCEPT and len(seen) == 1
+    t.calls = [ToolCall("c2", "get_weather", {"city": "Porto"})]  # other calls: judged anew
+    asyncio.run(apply("calls", names, t))
+    assert len(seen) == 2

@@ -114,12 +114,6 @@ def _first_calls(turn: Turn) -> bool:
     return bool(turn.calls) and not turn.run.completed and not turn.run.last_turn
 
 
-def _judge(turn: Turn) -> list[OffTopic | None]:
-    assert turn.relevance is not None
-    calls = [(turn.tools[c.name], c.arguments) for c in turn.calls]
-    return turn.relevance.judge(turn.requests(), calls, turn.grounding())
-
-
 @_register
 class UngroundedValues(Policy):
     name: ClassVar[str] = "ungrounded_values"
@@ -137,7 +131,7 @@ class UngroundedValues(Policy):
         threshold = turn.relevance.threshold
         invented = [
             (c, v)
-            for c, v in zip(turn.calls, _judge(turn), strict=True)
+            for c, v in zip(turn.calls, turn.judged(), strict=True)
             if v and v.invented and not (low_is_off and v.score < threshold)
         ]
         if not invented:
@@ -196,7 +190,7 @@ def parse_fits(text: str) -> bool | None:
 
 
 @_register
-class OffTopic_(Policy):
+class OffTopicCall(Policy):
     name: ClassVar[str] = "off_topic"
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
     about: ClassVar[str] = (
@@ -212,7 +206,7 @@ class OffTopic_(Policy):
         asked = self_fired(turn, UngroundedValues.name)
         judged = [
             (c, v)
-            for c, v in zip(turn.calls, _judge(turn), strict=True)
+            for c, v in zip(turn.calls, turn.judged(), strict=True)
             if v is not None and (v.score < threshold or (v.invented and asked))
         ]
         if not judged:
@@ -370,7 +364,7 @@ DEFAULT_PROFILE: Sequence[str] = (
     InventedTool.name,
     RepeatedCall.name,
     UngroundedValues.name,
-    OffTopic_.name,
+    OffTopicCall.name,
     MoreCalls.name,
     DescribedCall.name,
     EchoedResult.name,

@@ -32,7 +32,7 @@ from lar.registry import Registry
 from lar.types import Code, Message, ModelResponse, Notice, ToolCall, ToolResult, Usage
 
 if TYPE_CHECKING:
-    from lar.calling.relevance import Relevance
+    from lar.calling.relevance import OffTopic, Relevance
     from lar.tools.base import Tool
 
 __all__ = [
@@ -166,6 +166,17 @@ class Turn:
     """What ``ask`` calls, with the asking policy's name; None: asking is not possible."""
     consulting: str = ""
     """The policy whose hook runs now."""
+    _judged: dict[tuple[str, ...], list[OffTopic | None]] = field(default_factory=dict)
+
+    def judged(self) -> list[OffTopic | None]:
+        """The relevance check's verdict on each call (None: it fits), worked out once for a
+        set of calls however many policies ask. Needs ``relevance``."""
+        assert self.relevance is not None
+        key = tuple(self.key(c) for c in self.calls)
+        if key not in self._judged:
+            calls = [(self.tools[c.name], c.arguments) for c in self.calls]
+            self._judged[key] = self.relevance.judge(self.requests(), calls, self.grounding())
+        return self._judged[key]
 
     async def ask(self, messages: list[Message]) -> ModelResponse | None:
         """Ask the model (metered and counted, in the name of the policy consulted); None when
