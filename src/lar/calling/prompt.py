@@ -36,18 +36,55 @@ __all__ = [
 ]
 
 
+_ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "approx", "incl", "no", "st", "dr", "mr"})
+
+
 def _first_sentence(text: str, limit: int = 160) -> str:
+    """Up to the first full stop or semicolon that ends a sentence ("e.g. Boston" and "the
+    U.S. state" go on)."""
     line = " ".join(text.split())
-    for end in (". ", "; "):
-        if end in line:
-            line = line.split(end, 1)[0] + "."
-            break
+    for m in re.finditer(r";(?= )|\.(?= [^a-z])", line):
+        word = line[: m.start()].rsplit(" ", 1)[-1].casefold()
+        if m.group() == "." and word in _ABBREVIATIONS:
+            continue
+        line = line[: m.start()] + "."
+        break
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+LISTING_BUDGET = 1500
+"""Characters a tool listing may take with its parameter notes (about 400 tokens): notes are
+added while they fit, so a few tools are shown in full and a long list stays one line each."""
+NOTE_LIMIT = 120
+
+
+def _notes(tool: Tool) -> list[str]:
+    """``  name: first sentence`` for each parameter whose description says more than its
+    name: a format, unit or example the signature cannot show ("the U.S. state abbreviation,
+    such as 'CA' for California")."""
+    out = []
+    for name, spec in tool.parameters.get("properties", {}).items():
+        text = spec.get("description", "") if isinstance(spec, dict) else ""
+        said = _first_sentence(text, NOTE_LIMIT) if isinstance(text, str) else ""
+        if len(set(re.findall(r"\w+", said.casefold())) - set(re.findall(r"\w+", name))) > 2:
+            out.append(f"  {name}: {said}")
+    return out
+
+
 def tool_listing(tools: Sequence[Tool]) -> str:
-    """One line per tool: its signature and the first sentence of its description."""
-    return "\n".join(f"{signature(t)}: {_first_sentence(t.description)}" for t in tools)
+    """One line per tool, its signature and the first sentence of its description; then, tool
+    by tool while ``LISTING_BUDGET`` lasts, its parameters' notes under it."""
+    heads = [f"{signature(t)}: {_first_sentence(t.description)}" for t in tools]
+    left = LISTING_BUDGET - sum(len(h) + 1 for h in heads)
+    lines = []
+    for head, t in zip(heads, tools, strict=True):
+        lines.append(head)
+        notes = _notes(t)
+        size = sum(len(n) + 1 for n in notes)
+        if notes and size <= left:
+            lines.extend(notes)
+            left -= size
+    return "\n".join(lines)
 
 
 def tool_reminder(tools: Sequence[Tool]) -> str:
