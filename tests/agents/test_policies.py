@@ -356,3 +356,37 @@ def test_the_relevance_check_runs_once_per_set_of_calls_however_many_policies_as
     t.calls = [ToolCall("c2", "get_weather", {"city": "Porto"})]  # other calls: judged anew
     asyncio.run(apply("calls", names, t))
     assert len(seen) == 2
+
+
+@pytest.mark.parametrize(("reply", "runs"), [("No", False), ("Yes.", True), ("perhaps", True)])
+def test_a_call_only_loosely_about_an_english_request_is_put_to_the_model(
+    reply: str, runs: bool
+) -> None:
+    call = ToolCall("c1", "get_weather", {"city": "New York"})
+    t = turn("What time is it in New York?", [call], scores={"get_weather": 0.3}, replies=[reply])
+    got = hook("loose_fit", "before_calls", t)
+    (asked,) = t.asked
+    assert 'get_weather(city="New York")' in asked[-1].content
+    if runs:
+        assert got is ACCEPT
+    else:
+        assert isinstance(got, DropCalls) and got.calls == (call,)
+        assert got.numbers["similarity.get_weather"] == 0.3
+        assert isinstance(got.then, WithholdTools)
+
+
+@pytest.mark.parametrize(
+    ("request_", "score", "args"),
+    [
+        ("What is the weather in New York?", 0.6, {"city": "New York"}),  # clearly about it
+        ("Que horas são em Nova Iorque?", 0.3, {"city": "Nova Iorque"}),  # not English
+        ("What time is it in New York?", 0.05, {"city": "New York"}),  # off_topic's
+        ("What time is it?", 0.3, {"city": "Atlantis"}),  # invented: ungrounded_values'
+    ],
+)
+def test_loose_fit_asks_nothing_where_it_has_no_say(
+    request_: str, score: float, args: dict[str, Any]
+) -> None:
+    call = ToolCall("c1", "get_weather", args)
+    t = turn(request_, [call], scores={"get_weather": score}, replies=["no"])
+    assert hook("loose_fit", "before_calls", t) is ACCEPT and t.asked == []

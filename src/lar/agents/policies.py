@@ -219,7 +219,7 @@ class OffTopicCall(Policy):
         for call, verdict in judged:
             if sure and verdict.score < threshold:
                 off.append((call, verdict, ""))
-            elif verdict.invented and await self._ask(turn, call) is False:
+            elif verdict.invented and await _fits(turn, call) is False:
                 off.append((call, verdict, "the model says it does not fit"))
         if not off:
             return ACCEPT
@@ -240,14 +240,53 @@ class OffTopicCall(Policy):
             then=WithholdTools(Code.OFF_TOPIC_CALL, "asking for the answer without tools"),
         )
 
-    @staticmethod
-    async def _ask(turn: Turn, call: ToolCall) -> bool | None:
-        if turn.asker is None:
-            return None
-        requests = turn.requests()
-        request = requests[0] if requests else ""
-        reply = await turn.ask(fits_prompt(request, call, turn.tools[call.name].description))
-        return None if reply is None else parse_fits(reply.content)
+
+async def _fits(turn: Turn, call: ToolCall) -> bool | None:
+    """The model's word on whether ``call`` fits the request (None: it said neither, or asking
+    was not possible)."""
+    if turn.asker is None:
+        return None
+    requests = turn.requests()
+    request = requests[0] if requests else ""
+    reply = await turn.ask(fits_prompt(request, call, turn.tools[call.name].description))
+    return None if reply is None else parse_fits(reply.content)
+
+
+@_register
+class LooseFit(Policy):
+    name: ClassVar[str] = "loose_fit"
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
+    about: ClassVar[str] = (
+        "a first call whose values come from an English request, to a tool only loosely about "
+        "it (similarity between the off-topic threshold and the band where values are "
+        "checked), is put to the model; only its no stops it"
+    )
+
+    async def before_calls(self, turn: Turn) -> Verdict:
+        if turn.relevance is None or not _first_calls(turn):
+            return ACCEPT
+        # Outside English the similarity is no evidence: nothing here to ask about.
+        if not in_embedder_language(next(iter(turn.requests(1)), "")):
+            return ACCEPT
+        threshold = turn.relevance.threshold
+        loose = [
+            (c, v)
+            for c, v in zip(turn.calls, turn.judged(), strict=True)
+            if v is not None and not v.invented and v.score >= threshold
+        ]  # invented values are ungrounded_values' and off_topic's
+        off = [(c, v) for c, v in loose if await _fits(turn, c) is False]
+        if not off:
+            return ACCEPT
+        shown = "; ".join(f"{c.name}: similarity {v.score:.2f}" for c, v in off)
+        numbers = {f"similarity.{c.name}": round(v.score, 3) for c, v in off}
+        numbers |= {"threshold": threshold, "grounded_above": turn.relevance.grounded_above}
+        return DropCalls(
+            Code.OFF_TOPIC_CALL,
+            f"not run, the model says it does not fit the request: {shown}",
+            numbers,
+            calls=tuple(c for c, _ in off),
+            then=WithholdTools(Code.OFF_TOPIC_CALL, "asking for the answer without tools"),
+        )
 
 
 @_register
@@ -365,6 +404,7 @@ DEFAULT_PROFILE: Sequence[str] = (
     RepeatedCall.name,
     UngroundedValues.name,
     OffTopicCall.name,
+    LooseFit.name,
     MoreCalls.name,
     DescribedCall.name,
     EchoedResult.name,

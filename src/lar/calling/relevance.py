@@ -257,14 +257,15 @@ class Relevance:
         calls: Sequence[tuple[Tool, Mapping[str, Any]]],
         context: str = "",
     ) -> list[OffTopic | None]:
-        """Per call, why it is unrelated to the request, or None when it may run.
+        """Per call not clearly about the request (its tool scores below ``grounded_above``):
+        its score and the required values found nowhere in ``context`` (the requests are
+        always part of it); None for a call that is. Whether a call is unrelated is for the
+        caller (``unrelated``; the policies of lar.agents.policies).
 
         ``requests`` are the user's last messages, newest first: a follow-up ("and in Braga?")
         is judged with the message it follows ("Weather in Coimbra?"), each tool by its best
-        score. A call is unrelated when its tool scores below the threshold, or below
-        ``grounded_above`` with a required value found nowhere in ``context`` (the requests are
-        always part of it). A ``broad`` tool (shell, files, code) is never judged: "Which git
-        branch am I on?" scores 0.03 against the shell's description."""
+        score. A ``broad`` tool (shell, files, code) is never judged: "Which git branch am I
+        on?" scores 0.03 against the shell's description."""
         requests = [r for r in requests if r.strip()]
         narrow = {t.name: t for t, _ in calls if not t.broad}
         best = self.scores(requests, [(t.name, t.description) for t in narrow.values()])
@@ -277,11 +278,15 @@ class Relevance:
             if score is None:  # broad
                 out.append(None)
             elif score < self.grounded_above:
-                missing = tuple(ungrounded(tool, arguments, text))
-                out.append(OffTopic(score, missing) if missing or score < self.threshold else None)
+                out.append(OffTopic(score, tuple(ungrounded(tool, arguments, text))))
             else:
                 out.append(None)
         return out
+
+    def unrelated(self, verdict: OffTopic) -> bool:
+        """A call unrelated by the similarity alone: scored below the threshold, or, not
+        clearly about the request, with a value it had to invent."""
+        return verdict.score < self.threshold or bool(verdict.invented)
 
     def off_topic(
         self,
@@ -289,9 +294,11 @@ class Relevance:
         calls: Sequence[tuple[Tool, Mapping[str, Any]]],
         context: str = "",
     ) -> dict[str, OffTopic] | None:
-        """Why each call is unrelated (by tool name) when *every* call is (``judge``), else
-        None."""
-        verdicts = self.judge(requests, calls, context)
+        """Why each call is unrelated (by tool name) when *every* call is, else None."""
+        verdicts = [
+            v if v is not None and self.unrelated(v) else None
+            for v in self.judge(requests, calls, context)
+        ]
         if not calls or any(v is None for v in verdicts):
             return None
         return {t.name: v for (t, _), v in zip(calls, verdicts, strict=True) if v is not None}
