@@ -540,3 +540,23 @@ def test_a_reused_call_id_runs_both_calls(tmp_path: Path) -> None:
     assert len(set(ids)) == 2
     a.close()
     tasks.close()
+
+
+def test_the_default_track_follows_the_engine_and_the_catalog() -> None:
+    from types import SimpleNamespace
+    from typing import Any
+
+    from lar.agents.results import resolve_track
+
+    def engine(kind: str, model: str) -> Any:
+        return SimpleNamespace(kind=kind, name=model, model=model)
+
+    embedded = engine("llamacpp", "qwen2.5-coder-1.5b-instruct")
+    assert resolve_track(embedded, None) == "constrained"  # decodes under a JSON Schema
+    assert resolve_track(embedded, "auto") == "constrained"
+    assert resolve_track(engine("llamacpp", "any.gguf"), None) == "constrained"
+    assert resolve_track(embedded, "protocol") == "protocol"  # an explicit choice wins
+    served = engine("openai", "qwen2.5-coder-1.5b-instruct")  # same model, another server
+    assert resolve_track(served, None) == "protocol"
+    assert resolve_track(engine("openai", "gpt-x"), None) == "native"
+    assert resolve_track(engine("scripted", "scripted"), None) == "protocol"

@@ -114,6 +114,16 @@ def _first_calls(turn: Turn) -> bool:
     return bool(turn.calls) and not turn.run.completed and not turn.run.last_turn
 
 
+def _similarities(turn: Turn, judged: list[tuple[ToolCall, OffTopic]]) -> dict[str, float]:
+    """A verdict's numbers: each judged call's similarity, and the check's two thresholds."""
+    assert turn.relevance is not None
+    numbers = {f"similarity.{c.name}": round(v.score, 3) for c, v in judged}
+    return numbers | {
+        "threshold": turn.relevance.threshold,
+        "grounded_above": turn.relevance.grounded_above,
+    }
+
+
 @_register
 class UngroundedValues(Policy):
     name: ClassVar[str] = "ungrounded_values"
@@ -138,7 +148,7 @@ class UngroundedValues(Policy):
             return ACCEPT
         values = [(c.name, a, c.arguments[a]) for c, v in invented for a in v.invented]
         shown = "; ".join(f"{c.name} {v}" for c, v in invented)
-        numbers = {f"similarity.{c.name}": round(v.score, 3) for c, v in invented}
+        numbers = _similarities(turn, [(c, v) for c, v in invented])
         if len(invented) < len(turn.calls):  # the calls with given values run first
             return DropCalls(
                 Code.DEFERRED_CALL,
@@ -230,8 +240,7 @@ class OffTopicCall(Policy):
             + ")"
             for c, v, why in off
         )
-        numbers = {f"similarity.{c.name}": round(v.score, 3) for c, v, _ in off}
-        numbers |= {"threshold": threshold, "grounded_above": turn.relevance.grounded_above}
+        numbers = _similarities(turn, [(c, v) for c, v, _ in off])
         return DropCalls(
             Code.OFF_TOPIC_CALL,
             f"not run, unrelated to the request: {shown}",
@@ -278,8 +287,7 @@ class LooseFit(Policy):
         if not off:
             return ACCEPT
         shown = "; ".join(f"{c.name}: similarity {v.score:.2f}" for c, v in off)
-        numbers = {f"similarity.{c.name}": round(v.score, 3) for c, v in off}
-        numbers |= {"threshold": threshold, "grounded_above": turn.relevance.grounded_above}
+        numbers = _similarities(turn, off)
         return DropCalls(
             Code.OFF_TOPIC_CALL,
             f"not run, the model says it does not fit the request: {shown}",

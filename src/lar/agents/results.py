@@ -41,15 +41,20 @@ class PromptPreview:
 
 
 def resolve_track(engine: Engine, requested: str | None) -> Track:
-    """Explicit choice, else the catalog's word, else protocol for local GGUF, native for APIs."""
+    """Explicit choice, else: native for a model the catalog says fills ``tool_calls``;
+    constrained on the embedded llama.cpp engine, which decodes under a JSON Schema (it won on
+    every held-out set, docs/evals.md); protocol for other models the catalog knows and for
+    scripted engines; native for any other API."""
     from lar.engines.catalog import lookup
 
     if requested in ("native", "protocol", "constrained"):
         return requested  # type: ignore[return-value]
     info = lookup(engine.name) or lookup(engine.model)
-    if info is not None:
-        return "native" if info.native_tools else "protocol"
-    return "protocol" if engine.kind in ("llamacpp", "scripted") else "native"
+    if info is not None and info.native_tools:
+        return "native"
+    if engine.kind == "llamacpp":
+        return "constrained"
+    return "protocol" if info is not None or engine.kind == "scripted" else "native"
 
 
 def failure_error(failure: ErrorEvent | None, engine: str) -> LarError:
