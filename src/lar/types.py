@@ -76,6 +76,7 @@ class Code(StrEnum):
     DEFERRED_CALL = "deferred_call"
     UNGROUNDED_CALL = "ungrounded_call"
     OFF_TOPIC_CALL = "off_topic_call"
+    INVENTED_OPTION = "invented_option"
     # tool calls that did not run, or failed
     UNKNOWN_TOOL = "unknown_tool"
     NOT_ALLOWED = "not_allowed"

@@ -16,6 +16,7 @@ from lar.agents.agent import Agent
 from lar.agents.policies import DEFAULT_PROFILE, fits_prompt, parse_fits
 from lar.agents.policy import (
     ACCEPT,
+    ChangeCalls,
     DropCalls,
     Finish,
     PolicyError,
@@ -390,3 +391,50 @@ def test_loose_fit_asks_nothing_where_it_has_no_say(
     call = ToolCall("c1", "get_weather", args)
     t = turn(request_, [call], scores={"get_weather": score}, replies=["no"])
     assert hook("loose_fit", "before_calls", t) is ACCEPT and t.asked == []
+
+
+def test_an_optional_value_found_nowhere_is_left_out_so_the_default_applies() -> None:
+    @tool
+    def read(path: str, start_line: int = 1, end_line: int | None = None, unit: str = "c") -> str:
+        """Read a file."""
+        return ""
+
+    tools = {**TOOLS, "read": read}
+    invented = ToolCall("c1", "read", {"path": "a.toml", "start_line": 1, "end_line": 1})
+    other = ToolCall("c2", "get_weather", {"city": "Lisboa"})
+    t = turn("What version does a.toml declare?", [invented, other])
+    t.tools = tools
+    got = hook("invented_option", "before_calls", t)
+    assert isinstance(got, ChangeCalls) and "read end_line" in got.message
+    fixed, same = got.calls
+    assert fixed.arguments == {"path": "a.toml", "start_line": 1}  # 1 is start_line's default
+    assert fixed.id == "c1" and same is other
+    given = ToolCall("c1", "read", {"path": "a.toml", "end_line": 12, "unit": "x"})
+    t = turn("Show a.toml up to line 12", [given])
+    t.tools = tools
+    got = hook("invented_option", "before_calls", t)  # 12 is in the request
+    assert isinstance(got, ChangeCalls) and got.calls[0].arguments == {
+        "path": "a.toml",
+        "end_line": 12,
+    }
+    t = turn("Show a.toml up to line 12 in unit x", [given])
+    t.tools = tools
+    assert hook("invented_option", "before_calls", t) is ACCEPT
+
+
+def test_the_loop_runs_the_call_without_its_invented_option() -> None:
+    seen: list[dict[str, Any]] = []
+
+    @tool
+    def read(path: str, end_line: int | None = None) -> str:
+        """Read a file."""
+        seen.append({"path": path, "end_line": end_line})
+        return "version = 0.3.7"
+
+    engine = ScriptedEngine(['<tool_call>{"name": "read", "arguments": {"path": "a.toml", '
+                             '"end_line": 1}}</tool_call>', "0.3.7"])  # fmt: skip
+    agent = Agent(engine=engine, tools=[read], track="protocol", memory=False, traces=False)
+    result = agent.run("What version does a.toml declare?")
+    assert seen == [{"path": "a.toml", "end_line": None}] and result.text == "0.3.7"
+    assert result.tool_calls[0].arguments == {"path": "a.toml"}
+    assert any(getattr(e, "policy", "") == "invented_option" for e in result.events)

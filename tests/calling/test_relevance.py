@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from lar.calling.relevance import GROUNDED_ABOVE, OFF_TOPIC_BELOW, Relevance, tool_text, ungrounded
+from lar.calling.relevance import (
+    GROUNDED_ABOVE,
+    OFF_TOPIC_BELOW,
+    Relevance,
+    placeholders,
+    tool_text,
+    ungrounded,
+)
 from lar.errors import LarError
 from lar.evals.offtopic import load_dev, split_scores
 from lar.memory.embed import MiniLMEmbedder
@@ -285,3 +292,28 @@ def test_a_chinese_value_is_found_inside_an_unspaced_request() -> None:
     )  # fmt: skip
     assert ungrounded(weather, {"city": "里斯本"}, "请告诉我里斯本的天气") == []
     assert ungrounded(weather, {"city": "北京"}, "请告诉我里斯本的天气") == ["city"]
+
+
+POPULATION = schema_tool("get_population", "Population of a city.", {"city": S}, ["city"])
+
+
+@pytest.mark.parametrize(
+    ("request_", "city", "doubted"),
+    [
+        ("Population of the city my colleague Marta works in?", "Marta's city", True),
+        ("How many people live where my next trip goes?", "destination city", True),
+        ("How many people live in New York City?", "New York City", False),  # as written
+        ("How many people live in Lisbon?", "Lisbon", False),
+        ("Quantas pessoas vivem na cidade da Marta?", "cidade da Marta", False),  # other words
+    ],
+)
+def test_a_value_that_describes_itself_is_doubted_even_on_a_fitting_tool(
+    request_: str, city: str, doubted: bool
+) -> None:
+    assert placeholders(POPULATION, {"city": city}, request_) == (["city"] if doubted else [])
+    rel = Relevance(MiniLMEmbedder())
+    (verdict,) = rel.judge([request_], [(POPULATION, {"city": city})])
+    if doubted:
+        assert verdict is not None and verdict.invented == ("city",)
+    elif verdict is not None:  # a lower score may be judged, but no value is doubted
+        assert verdict.invented == ()

@@ -8,12 +8,14 @@ effects. Names are stable: profiles, ``agent.policies`` and ``lar eval --ablate`
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import ClassVar
 
 from lar.agents.policy import (
     ACCEPT,
     AddCalls,
+    ChangeCalls,
     DropCalls,
     Finish,
     Policy,
@@ -39,7 +41,7 @@ from lar.calling.corrections import (
 )
 from lar.calling.native import extract_calls
 from lar.calling.prompt import call_text
-from lar.calling.relevance import OffTopic, in_embedder_language
+from lar.calling.relevance import OffTopic, in_embedder_language, invented_options
 from lar.tools.executor import tool_names
 from lar.types import Code, Message, ToolCall
 
@@ -80,6 +82,35 @@ class InventedTool(Policy):
                 answer=f"I have no tool for that: {names} is not one of my tools.",
             )
         return ACCEPT
+
+
+@_register
+class InventedOption(Policy):
+    name: ClassVar[str] = "invented_option"
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
+    about: ClassVar[str] = (
+        "an optional argument whose value is found nowhere in the conversation is left out, "
+        "so the tool's default applies"
+    )
+
+    async def before_calls(self, turn: Turn) -> Verdict:
+        context = turn.grounding()
+        changed, dropped = [], []
+        for call in turn.calls:
+            tool = turn.tools.get(call.name)
+            invented = invented_options(tool, call.arguments, context) if tool else []
+            if invented:
+                args = {k: v for k, v in call.arguments.items() if k not in invented}
+                call = dataclasses.replace(call, arguments=args)
+                dropped += [f"{call.name} {k}" for k in invented]
+            changed.append(call)
+        if not dropped:
+            return ACCEPT
+        return ChangeCalls(
+            Code.INVENTED_OPTION,
+            f"left out, found nowhere in the conversation: {', '.join(dropped)}",
+            calls=tuple(changed),
+        )
 
 
 def self_fired(turn: Turn, name: str) -> bool:
@@ -281,7 +312,9 @@ class LooseFit(Policy):
         loose = [
             (c, v)
             for c, v in zip(turn.calls, turn.judged(), strict=True)
-            if v is not None and not v.invented and v.score >= threshold
+            if v is not None
+            and not v.invented
+            and threshold <= v.score < turn.relevance.grounded_above
         ]  # invented values are ungrounded_values' and off_topic's
         off = [(c, v) for c, v in loose if await _fits(turn, c) is False]
         if not off:
@@ -409,6 +442,7 @@ class LoopBlocked(Policy):
 
 DEFAULT_PROFILE: Sequence[str] = (
     InventedTool.name,
+    InventedOption.name,
     RepeatedCall.name,
     UngroundedValues.name,
     OffTopicCall.name,

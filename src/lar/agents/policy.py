@@ -99,6 +99,13 @@ class AddCalls(_Said):
 
 
 @dataclass(frozen=True, slots=True)
+class ChangeCalls(_Said):
+    """The turn's calls become ``calls`` (the same calls, in order, with arguments changed)."""
+
+    calls: tuple[ToolCall, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Finish(_Said):
     """End the run with ``answer``; ``reason`` is the final event's stop reason."""
 
@@ -106,7 +113,7 @@ class Finish(_Said):
     reason: Literal["answer", "loop"] = "answer"
 
 
-Verdict = Accept | Retry | WithholdTools | DropCalls | AddCalls | Finish
+Verdict = Accept | Retry | WithholdTools | DropCalls | AddCalls | ChangeCalls | Finish
 
 
 def notice(policy: str, verdict: _Said) -> Notice:
@@ -299,9 +306,9 @@ _METHODS = {
 
 
 async def apply(hook: Hook, policies: Sequence[Policy], turn: Turn) -> tuple[Verdict, list[Any]]:
-    """Run ``hook`` of each policy in order; ``DropCalls`` that leaves calls and ``AddCalls``
-    change ``turn.calls`` and go on, any other verdict stops. Returns the deciding verdict and
-    the notices to show."""
+    """Run ``hook`` of each policy in order; ``DropCalls`` that leaves calls, ``AddCalls`` and
+    ``ChangeCalls`` change ``turn.calls`` and go on, any other verdict stops. Returns the
+    deciding verdict and the notices to show."""
     said: list[Any] = []
     for policy in policies:
         turn.consulting = policy.name
@@ -312,6 +319,9 @@ async def apply(hook: Hook, policies: Sequence[Policy], turn: Turn) -> tuple[Ver
         said.append(notice(policy.name, verdict))
         if isinstance(verdict, AddCalls):
             turn.calls = [*turn.calls, *verdict.calls]
+            continue
+        if isinstance(verdict, ChangeCalls):
+            turn.calls = list(verdict.calls)
             continue
         if isinstance(verdict, DropCalls):
             gone = {id(c) for c in verdict.calls}

@@ -59,11 +59,15 @@ NOTE_LIMIT = 120
 
 
 def _notes(tool: Tool) -> list[str]:
-    """``  name: first sentence`` for each parameter whose description says more than its
-    name: a format, unit or example the signature cannot show ("the U.S. state abbreviation,
-    such as 'CA' for California")."""
+    """``  name: first sentence`` for each required parameter whose description says more
+    than its name: a format, unit or example the signature cannot show ("the U.S. state
+    abbreviation, such as 'CA' for California"). Optional parameters get none: a note on
+    ``end_line`` had the 1.5B read one line of a file it was asked about."""
     out = []
+    required = set(tool.parameters.get("required", []))
     for name, spec in tool.parameters.get("properties", {}).items():
+        if name not in required:
+            continue
         text = spec.get("description", "") if isinstance(spec, dict) else ""
         said = _first_sentence(text, NOTE_LIMIT) if isinstance(text, str) else ""
         if len(set(re.findall(r"\w+", said.casefold())) - set(re.findall(r"\w+", name))) > 2:

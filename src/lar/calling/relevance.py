@@ -46,6 +46,8 @@ __all__ = [
     "Relevance",
     "tool_text",
     "ungrounded",
+    "placeholders",
+    "invented_options",
     "in_embedder_language",
 ]
 
@@ -185,9 +187,70 @@ def ungrounded(tool: Tool, arguments: Mapping[str, Any], context: str) -> list[s
             continue
         if spec.get("type") not in ("string", "integer", "number") or name not in arguments:
             continue
-        if not _grounded(arguments[name], context, words, numbers):
+        value = arguments[name]
+        if not _grounded(value, context, words, numbers) or _describes(name, value, context):
             out.append(name)
     return out
+
+
+def invented_options(tool: Tool, arguments: Mapping[str, Any], context: str) -> list[str]:
+    """Optional free-text or number arguments given a value ``context`` does not hold and
+    that is not the parameter's default: ``end_line=1`` for "What version does pyproject.toml
+    declare?" (the tool's own default applies when it is left out). Enums, flags, lists and
+    objects are not judged."""
+    schema = tool.parameters
+    props = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    words, numbers = _words(context), _numbers(context)
+    out = []
+    for name, value in arguments.items():
+        spec = props.get(name)
+        if name in required or not isinstance(spec, dict) or isinstance(value, bool):
+            continue
+        if not _scalar_types(spec) or ("default" in spec and spec["default"] == value):
+            continue
+        if not _grounded(value, context, words, numbers):
+            out.append(name)
+    return out
+
+
+def _scalar_types(spec: dict[str, Any]) -> bool:
+    """A free-text or number parameter, maybe nullable (``int | None``); not an enum."""
+    options = spec.get("anyOf") or spec.get("oneOf") or [spec]
+    kinds = set()
+    for option in options:
+        if not isinstance(option, dict) or "enum" in option or "const" in option:
+            return False
+        kinds.add(option.get("type"))
+    kinds.discard("null")
+    return bool(kinds) and kinds <= {"string", "integer", "number"}
+
+
+def _describes(name: str, value: Any, context: str) -> bool:
+    """Whether a value describes what it should be instead of being it: several words, one of
+    them the parameter's own name, and not written so in the conversation (``city="Marta's
+    city"``, ``date="the trip date"``; ``city="New York City"`` after "weather in New York
+    City?" is a value). What another tool should have found first."""
+    if not isinstance(value, str) or len(value.split()) < 2 or _UNSPACED.search(value):
+        return False
+    named = {w for w in re.split(r"_|(?<=[a-z])(?=[A-Z])", name) if len(w) >= 3}
+    return bool({w.casefold() for w in named} & _words(value)) and (
+        _squash(value) not in _squash(context)
+    )
+
+
+def placeholders(tool: Tool, arguments: Mapping[str, Any], context: str) -> list[str]:
+    """Required text arguments whose value describes itself (``_describes``)."""
+    props = tool.parameters.get("properties", {})
+    return [
+        n
+        for n in tool.parameters.get("required", [])
+        if isinstance(props.get(n), dict)
+        and props[n].get("type") == "string"
+        and "enum" not in props[n]
+        and n in arguments
+        and _describes(n, arguments[n], context)
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,8 +322,9 @@ class Relevance:
     ) -> list[OffTopic | None]:
         """Per call not clearly about the request (its tool scores below ``grounded_above``):
         its score and the required values found nowhere in ``context`` (the requests are
-        always part of it); None for a call that is. Whether a call is unrelated is for the
-        caller (``unrelated``; the policies of lar.agents.policies).
+        always part of it); for a call that is, the values that describe themselves
+        (``city="Marta's city"``), and None when there is none. Whether a call is unrelated
+        is for the caller (``unrelated``; the policies of lar.agents.policies).
 
         ``requests`` are the user's last messages, newest first: a follow-up ("and in Braga?")
         is judged with the message it follows ("Weather in Coimbra?"), each tool by its best
@@ -279,8 +343,9 @@ class Relevance:
                 out.append(None)
             elif score < self.grounded_above:
                 out.append(OffTopic(score, tuple(ungrounded(tool, arguments, text))))
-            else:
-                out.append(None)
+            else:  # clearly about the request: only a value that describes itself is doubted
+                described = tuple(placeholders(tool, arguments, text))
+                out.append(OffTopic(score, described) if described else None)
         return out
 
     def unrelated(self, verdict: OffTopic) -> bool:
