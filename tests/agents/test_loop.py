@@ -552,10 +552,10 @@ def test_the_default_track_follows_the_engine_and_the_catalog() -> None:
         return SimpleNamespace(kind=kind, name=model, model=model)
 
     embedded = engine("llamacpp", "qwen2.5-coder-1.5b-instruct")
-    assert resolve_track(embedded, None) == "constrained"  # decodes under a JSON Schema
-    assert resolve_track(embedded, "auto") == "constrained"
-    assert resolve_track(engine("llamacpp", "any.gguf"), None) == "constrained"
-    assert resolve_track(embedded, "protocol") == "protocol"  # an explicit choice wins
+    assert resolve_track(embedded, None) == "protocol"  # the catalog's word
+    assert resolve_track(embedded, "auto") == "protocol"
+    assert resolve_track(engine("llamacpp", "any.gguf"), None) == "protocol"
+    assert resolve_track(embedded, "constrained") == "constrained"  # an explicit choice wins
     served = engine("openai", "qwen2.5-coder-1.5b-instruct")  # same model, another server
     assert resolve_track(served, None) == "protocol"
     assert resolve_track(engine("openai", "gpt-x"), None) == "native"

@@ -220,12 +220,9 @@ def test_outside_english_a_value_found_nowhere_is_put_to_the_model_and_only_no_r
         assert hook("off_topic", "before_calls", t) is ACCEPT
 
 
-@pytest.mark.parametrize(("reply", "refused"), [("No.", True), ("yes", False), ("hmm", False)])
-def test_values_still_invented_after_asking_are_put_to_the_model_and_only_no_refuses(
-    reply: str, refused: bool
-) -> None:
+def test_text_still_invented_after_asking_is_refused_in_english() -> None:
     email = ToolCall("c1", "send_email", {"to": "friend@example.com", "body": "hello"})
-    t = turn("Greet me with a hello.", [email], scores={"send_email": 0.3}, replies=[reply])
+    t = turn("Greet me with a hello.", [email], scores={"send_email": 0.3}, replies=["yes"])
     got = hook("ungrounded_values", "before_calls", t)
     assert isinstance(got, Retry)
     assert got.nudge.startswith('Not run: my request does not give to="friend@example.com".')
@@ -234,7 +231,26 @@ def test_values_still_invented_after_asking_are_put_to_the_model_and_only_no_ref
     t.run.fired["ungrounded_values"] = 1
     assert hook("ungrounded_values", "before_calls", t) is ACCEPT  # once
     got = hook("off_topic", "before_calls", t)
-    assert len(t.asked) == 1  # a tool that fits by similarity: only the model's no refuses
+    assert isinstance(got, DropCalls) and "text still invented after asking" in got.message
+    assert t.asked == []  # an address found nowhere: no model's yes makes it the user's
+
+
+@pytest.mark.parametrize(("reply", "refused"), [("No.", True), ("yes", False), ("hmm", False)])
+def test_a_number_still_invented_after_asking_is_put_to_the_model_and_only_no_refuses(
+    reply: str, refused: bool
+) -> None:
+    @tool
+    def odds(favourable: int, total: int) -> str:
+        """Probability of an event."""
+        return ""
+
+    call = ToolCall("c1", "odds", {"favourable": 4, "total": 52})
+    t = turn("Odds of drawing a king from 52 cards?", [call], scores={"odds": 0.3},
+             replies=[reply])  # fmt: skip
+    t.tools = {**TOOLS, "odds": odds}
+    t.run.fired["ungrounded_values"] = 1  # asked once already
+    got = hook("off_topic", "before_calls", t)
+    assert len(t.asked) == 1  # 4 kings may be worked out: only the model's no refuses
     if refused:
         assert isinstance(got, DropCalls) and "the model says it does not fit" in got.message
     else:

@@ -252,14 +252,19 @@ class OffTopicCall(Policy):
         ]
         if not judged:
             return ACCEPT
-        # The embedder knows English: there a low score alone refuses; elsewhere it is no
-        # evidence. A call whose values all come from the conversation runs; one with a value
-        # still found nowhere is put to the model, and only its no (a second signal) refuses it.
+        # The embedder knows English: there a low score alone refuses, and so does text still
+        # found nowhere after asking (an address, a name); a number may have been worked out
+        # from the request (4 kings in a deck). Elsewhere the score is no evidence and text
+        # may be translated: a call whose values all come from the conversation runs; one
+        # with a value still found nowhere is put to the model, and only its no refuses it.
         sure = in_embedder_language(next(iter(turn.requests(1)), ""))
         off: list[tuple[ToolCall, OffTopic, str]] = []
         for call, verdict in judged:
+            text = any(isinstance(call.arguments.get(a), str) for a in verdict.invented)
             if sure and verdict.score < threshold:
                 off.append((call, verdict, ""))
+            elif sure and text:
+                off.append((call, verdict, "text still invented after asking"))
             elif verdict.invented and await _fits(turn, call) is False:
                 off.append((call, verdict, "the model says it does not fit"))
         if not off:

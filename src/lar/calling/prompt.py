@@ -52,9 +52,10 @@ def _first_sentence(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-LISTING_BUDGET = 1500
-"""Characters a tool listing may take with its parameter notes (about 400 tokens): notes are
-added while they fit, so a few tools are shown in full and a long list stays one line each."""
+LISTING_BUDGET = 1100
+"""Characters a tool listing may take with its parameter notes (about 300 tokens): notes are
+added while they fit, so a few tools are shown in full and a long list (the ten built-in
+tools) stays one line each."""
 NOTE_LIMIT = 120
 
 

@@ -48,8 +48,8 @@ class ModelInfo:
 CATALOG: dict[str, ModelInfo] = {
     info.name: info
     for info in (
-        # Measured: with llama.cpp's chat template these write the call as JSON text, not in
-        # tool_calls; on the embedded engine their track is constrained (JSON Schema decoding).
+        # Measured: with llama.cpp's chat template these write the call as JSON text, so the
+        # protocol track (with its parser) is their default.
         ModelInfo("qwen2.5-coder-1.5b-instruct", 1.5, 32768, False, frozenset({"code"})),
         ModelInfo("qwen2.5-coder-0.5b-instruct", 0.5, 32768, False, frozenset({"code"})),
     )
