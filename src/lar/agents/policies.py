@@ -236,8 +236,9 @@ class OffTopicCall(Policy):
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
     about: ClassVar[str] = (
         "a first call to an English request's tool whose description is far from it is not "
-        "run; a call with a value still found nowhere (outside English, or after being asked "
-        "once) is put to the model, and only its no stops it"
+        "run, nor one whose text is still found nowhere after being asked once; other values "
+        "still found nowhere (any outside English, numbers in English) are put to the model, "
+        "and only its no stops it"
     )
 
     async def before_calls(self, turn: Turn) -> Verdict:
