@@ -277,14 +277,19 @@ class OffTopicCall(Policy):
             + ")"
             for c, v, why in off
         )
-        numbers = _similarities(turn, [(c, v) for c, v, _ in off])
-        return DropCalls(
-            Code.OFF_TOPIC_CALL,
-            f"not run, unrelated to the request: {shown}",
-            numbers,
-            calls=tuple(c for c, _, _ in off),
-            then=WithholdTools(Code.OFF_TOPIC_CALL, "asking for the answer without tools"),
-        )
+        return _refused(turn, f"not run, unrelated to the request: {shown}",
+                        [(c, v) for c, v, _ in off])  # fmt: skip
+
+
+def _refused(turn: Turn, message: str, off: list[tuple[ToolCall, OffTopic]]) -> DropCalls:
+    """The calls judged unrelated do not run; when none is left, the answer without tools."""
+    return DropCalls(
+        Code.OFF_TOPIC_CALL,
+        message,
+        _similarities(turn, off),
+        calls=tuple(c for c, _ in off),
+        then=WithholdTools(Code.OFF_TOPIC_CALL, "asking for the answer without tools"),
+    )
 
 
 async def _fits(turn: Turn, call: ToolCall) -> bool | None:
@@ -326,14 +331,7 @@ class LooseFit(Policy):
         if not off:
             return ACCEPT
         shown = "; ".join(f"{c.name}: similarity {v.score:.2f}" for c, v in off)
-        numbers = _similarities(turn, off)
-        return DropCalls(
-            Code.OFF_TOPIC_CALL,
-            f"not run, the model says it does not fit the request: {shown}",
-            numbers,
-            calls=tuple(c for c, _ in off),
-            then=WithholdTools(Code.OFF_TOPIC_CALL, "asking for the answer without tools"),
-        )
+        return _refused(turn, f"not run, the model says it does not fit the request: {shown}", off)
 
 
 @_register
