@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +103,33 @@ def test_constructing_an_agent_does_no_io(tmp_path: Path, monkeypatch: pytest.Mo
     agent = Agent(tools=[add], memory=True)
     assert agent.tools[0].name == "add"
     assert not (tmp_path / "nowhere" / "lar.db").exists()
+
+
+def test_a_runner_collected_while_another_loop_runs_still_closes_its_connections(
+    tmp_path: Path,
+) -> None:
+    """The garbage collector may finalize a runner in the middle of someone else's event loop;
+    its own loop cannot run in that thread, but its engines' sockets must still be closed."""
+    with _server("alpha") as a:
+        runner = Runner(
+            base_url=a.url, model="alpha", tasks=TaskStore(tmp_path / "t.db"), traces=False
+        )
+        session = runner.session(Agent(tools=[add]), workspace=tmp_path)
+        assert session.run("What is 2 + 3?").text == "alpha says 5"
+        held: list[Any] = [runner, session]
+        del runner, session
+        caught: list[Any] = []
+        hook, sys.unraisablehook = sys.unraisablehook, caught.append
+
+        async def elsewhere() -> None:
+            held.clear()
+            for _ in range(3):
+                gc.collect()
+
+        try:
+            asyncio.run(elsewhere())
+            for _ in range(3):
+                gc.collect()
+        finally:
+            sys.unraisablehook = hook
+    assert [str(c.exc_value) for c in caught] == []

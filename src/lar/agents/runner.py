@@ -9,6 +9,7 @@ holds one conversation's state, its tool executor and its approver.
 from __future__ import annotations
 
 import asyncio
+import threading
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -280,9 +281,7 @@ class Runner:
 def _shutdown(
     loop: asyncio.AbstractEventLoop, engines: dict[str, Engine], fixed: Engine | None
 ) -> None:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
+    def release() -> None:
         try:
             for engine in [*engines.values(), *([fixed] if fixed is not None else [])]:
                 loop.run_until_complete(engine.aclose())
@@ -290,6 +289,15 @@ def _shutdown(
             loop.run_until_complete(loop.shutdown_default_executor())
         finally:
             loop.close()
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        release()
         return
-    # Collected while another event loop runs in this thread: ours cannot run now, only close.
-    loop.close()
+    # Collected while another event loop runs in this thread: ours cannot run here, so it runs
+    # on a helper thread for as long as closing the connections takes (bounded: a socket that
+    # will not close is left to the interpreter rather than hanging the caller's loop).
+    helper = threading.Thread(target=release, name="lar-runner-close", daemon=True)
+    helper.start()
+    helper.join(timeout=5.0)
