@@ -143,8 +143,8 @@ def test_the_built_in_engine_names_are_the_ones_the_factory_registers() -> None:
 
 
 def test_policies_in_the_config_are_names_or_edits(lar_home: Path) -> None:
-    write(lar_home, "agent:\n  policies: [-more_calls, +loop_blocked]\n")
-    assert load_config().agent.policies == ["-more_calls", "+loop_blocked"]
+    write(lar_home, "agent:\n  policies: [-more_calls, +described_call]\n")
+    assert load_config().agent.policies == ["-more_calls", "+described_call"]
     path = write(lar_home, "agent:\n  policies: off_topic\n")
     with pytest.raises(ConfigError, match=rf"{path}:2: agent.policies"):
         load_config()

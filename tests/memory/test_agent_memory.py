@@ -175,7 +175,7 @@ def test_the_off_topic_check_uses_memory_and_its_embedder(
     first.close()
     made_up = call("send_email", to="friend@example.com", body="Hello!")
     remembered = call("send_email", to="rui.m@example.org", body="Hello!")
-    steps = [made_up, remembered, "yes", "Sent."]  # loose_fit asks whether the call fits
+    steps = [made_up, remembered, "Sent."]
     second = Agent(
         engine=ScriptedEngine(steps), memory=memory(lar_home, minilm), tools=[send_email]
     )

@@ -27,13 +27,8 @@ from lar.agents.policy import (
 )
 from lar.calling.corrections import (
     DESCRIBED_NUDGE,
-    ECHO_NUDGE,
     MORE_CALLS_NUDGE,
     described_call,
-    echoed_error,
-    echoed_result,
-    error_in_words,
-    error_nudge,
     invented_nudge,
     more_calls,
     names_several,
@@ -115,29 +110,6 @@ class InventedOption(Policy):
 
 def self_fired(turn: Turn, name: str) -> bool:
     return turn.times(name) > 0
-
-
-@_register
-class RepeatedCall(Policy):
-    name: ClassVar[str] = "repeated_call"
-    about: ClassVar[str] = "a call whose result is known is not run again: the answer is asked for"
-
-    async def before_calls(self, turn: Turn) -> Verdict:
-        repeats = [c for c in turn.calls if turn.key(c) in turn.run.completed]
-        if not repeats:
-            return ACCEPT
-        shown = call_text(repeats[0].name, repeats[0].arguments)
-        if turn.run.answer_mode:
-            last = turn.run.completed[turn.key(repeats[0])]
-            return Finish(
-                Code.REPEATED_CALL,
-                f"the model kept repeating {shown}; showing its result",
-                answer=f"{shown} returned: {last.content}",
-                reason="loop",
-            )
-        return WithholdTools(
-            Code.REPEATED_CALL, f"{shown} already ran; asking for the answer without tools"
-        )
 
 
 def _first_calls(turn: Turn) -> bool:
@@ -304,37 +276,6 @@ async def _fits(turn: Turn, call: ToolCall) -> bool | None:
 
 
 @_register
-class LooseFit(Policy):
-    name: ClassVar[str] = "loose_fit"
-    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
-    about: ClassVar[str] = (
-        "a first call whose values come from an English request, to a tool only loosely about "
-        "it (similarity between the off-topic threshold and the band where values are "
-        "checked), is put to the model; only its no stops it"
-    )
-
-    async def before_calls(self, turn: Turn) -> Verdict:
-        if turn.relevance is None or not _first_calls(turn):
-            return ACCEPT
-        # Outside English the similarity is no evidence: nothing here to ask about.
-        if not in_embedder_language(next(iter(turn.requests(1)), "")):
-            return ACCEPT
-        threshold = turn.relevance.threshold
-        loose = [
-            (c, v)
-            for c, v in zip(turn.calls, turn.judged(), strict=True)
-            if v is not None
-            and not v.invented
-            and threshold <= v.score < turn.relevance.grounded_above
-        ]  # invented values are ungrounded_values' and off_topic's
-        off = [(c, v) for c, v in loose if await _fits(turn, c) is False]
-        if not off:
-            return ACCEPT
-        shown = "; ".join(f"{c.name}: similarity {v.score:.2f}" for c, v in off)
-        return _refused(turn, f"not run, the model says it does not fit the request: {shown}", off)
-
-
-@_register
 class MoreCalls(Policy):
     name: ClassVar[str] = "more_calls"
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
@@ -391,70 +332,12 @@ class DescribedCall(Policy):
         )
 
 
-@_register
-class EchoedResult(Policy):
-    name: ClassVar[str] = "echoed_result"
-    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
-    about: ClassVar[str] = "an answer that only copies a tool result: asked once for words"
-
-    async def before_answer(self, turn: Turn) -> Verdict:
-        if turn.run.last_turn or self_fired(turn, self.name):
-            return ACCEPT
-        results = [r.content for r in turn.run.completed.values() if r.ok]
-        if not echoed_result(turn.text, results):
-            return ACCEPT
-        return Retry(
-            Code.ECHOED_RESULT, "the model repeated a tool result as its answer", nudge=ECHO_NUDGE
-        )
-
-
-@_register
-class EchoedError(Policy):
-    name: ClassVar[str] = "echoed_error"
-    about: ClassVar[str] = (
-        "an answer that repeats a tool's error: asked once, then the error said in words"
-    )
-
-    async def before_answer(self, turn: Turn) -> Verdict:
-        errors = turn.run.errors
-        if not errors or not echoed_error(turn.text, [c for _, c in errors]):
-            return ACCEPT
-        name, content = errors[-1]
-        if not self_fired(turn, self.name) and not turn.run.last_turn:
-            return Retry(
-                Code.ECHOED_ERROR,
-                f"the model repeated the error of {name}",
-                nudge=error_nudge(name, content),
-            )
-        return Finish(
-            Code.ECHOED_ERROR,
-            f"the model repeated the error of {name} again; said in words",
-            answer=error_in_words(name, content),
-        )
-
-
-@_register
-class LoopBlocked(Policy):
-    name: ClassVar[str] = "loop_blocked"
-    about: ClassVar[str] = "after the loop guard blocked a call, the answer is asked for"
-
-    async def after_results(self, turn: Turn) -> Verdict:
-        if any(r.error is not None and r.error.code == Code.LOOP_BLOCKED for r in turn.results):
-            return WithholdTools(Code.LOOP_BLOCKED, "asking for the answer without tools")
-        return ACCEPT
-
-
 DEFAULT_PROFILE: Sequence[str] = (
     InventedTool.name,
     InventedOption.name,
-    RepeatedCall.name,
     UngroundedValues.name,
     OffTopicCall.name,
-    LooseFit.name,
     MoreCalls.name,
     DescribedCall.name,
-    EchoedResult.name,
-    EchoedError.name,
-    LoopBlocked.name,
 )
 """Every policy, in the order the loop consults them (a model's catalog entry may list fewer)."""

@@ -29,11 +29,6 @@ __all__ = [
     "invented_nudge",
     "described_call",
     "DESCRIBED_NUDGE",
-    "echoed_error",
-    "error_nudge",
-    "error_in_words",
-    "echoed_result",
-    "ECHO_NUDGE",
     "ungrounded_nudge",
     "MORE_CALLS_NUDGE",
     "names_several",
@@ -178,55 +173,3 @@ def described_call(text: str, names: Sequence[str]) -> str | None:
         if as_code or identifier:
             return name
     return None
-
-
-def echoed_error(answer: str, errors: Sequence[str]) -> bool:
-    """Whether the answer is (or merely repeats) a tool's error result."""
-    text = answer.strip().strip("`").strip()
-    if text.startswith("json"):
-        text = text[4:].strip()
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        value = None
-    if isinstance(value, dict) and "error" in value:
-        return True
-    return any(e.strip() and e.strip() in answer for e in errors)
-
-
-def _error_parts(content: str) -> tuple[str, str]:
-    try:
-        value = json.loads(content)
-    except (ValueError, RecursionError):
-        return content.strip(), ""
-    if isinstance(value, dict):
-        return str(value.get("error", "")), str(value.get("detail", ""))
-    return content.strip(), ""
-
-
-def error_nudge(name: str, content: str) -> str:
-    error, detail = _error_parts(content)
-    why = f"{error}: {detail}" if detail else error
-    return (
-        f"The call to {name} failed ({why}). Do not repeat the error message: answer my request "
-        "in plain text without that tool, or say briefly what went wrong and what you need."
-    )
-
-
-def error_in_words(name: str, content: str) -> str:
-    """A failed call, said as a sentence: what a user reads when the model only echoed it."""
-    error, detail = _error_parts(content)
-    text = f"I could not answer: the {name} tool failed ({error}"
-    return text + (f": {detail})." if detail else ").")
-
-
-ECHO_NUDGE = (
-    "Do not repeat the tool result: answer my request in words, using it. If the result does "
-    "not hold the answer, call the tool again with other arguments."
-)
-
-
-def echoed_result(answer: str, results: Sequence[str]) -> bool:
-    """Whether the answer is only a copy of a tool result (at least 20 characters of it)."""
-    said = " ".join(answer.split())
-    return len(said) >= 20 and any(said == " ".join(r.split()) for r in results)
