@@ -317,10 +317,10 @@ def test_ablate_measures_what_one_policy_adds(lar_home: Path, tmp_path: Path) ->
     assert len(srv.requests) == 3 + 1 + 3 + 2 + 2
 
 
-def test_per_category_keeps_the_first_cases_of_each(lar_home: Path, tmp_path: Path) -> None:
+def test_per_category_keeps_cases_spread_through_each(lar_home: Path, tmp_path: Path) -> None:
     lines = FIXTURE.read_text().splitlines()
     single = next(ln for ln in lines if '"category": "single"' in ln)
-    extra = [single.replace('"id": "w1"', f'"id": "w{i}"') for i in (2, 3)]
+    extra = [single.replace('"id": "w1"', f'"id": "w{i}"') for i in (2, 3, 4, 5)]
     suite = tmp_path / "suite.jsonl"
     suite.write_text("\n".join([*lines, *extra]) + "\n")
     with MockOpenAIServer([_mock_reply], repeat_last=True) as srv:
@@ -336,7 +336,19 @@ def test_per_category_keeps_the_first_cases_of_each(lar_home: Path, tmp_path: Pa
         )  # fmt: skip
     assert out.returncode == 0, out.stderr
     ids = [json.loads(x)["id"] for x in out_json.read_text().splitlines()]
-    assert sorted(ids) == ["a1", "p1", "w1", "w2"]  # w3 is the third single case
+    assert sorted(ids) == ["a1", "p1", "w1", "w3"]  # of five single cases, the 1st and 3rd
+
+
+def test_spread_takes_each_case_once_and_keeps_file_order() -> None:
+    from types import SimpleNamespace
+
+    from lar.cli.evals import spread
+
+    cases = [SimpleNamespace(category=cat, expect={}, id=f"{cat}{i}")
+             for cat, n in (("a", 10), ("b", 2)) for i in range(n)]  # fmt: skip
+    assert [c.id for c in spread(cases, 4)] == ["a0", "a2", "a5", "a7", "b0", "b1"]
+    assert [c.id for c in spread(cases, 1)] == ["a0", "b0"]
+    assert len(spread(cases, 50)) == 12
 
 
 def test_ablate_rejects_an_unknown_policy(lar_home: Path) -> None:

@@ -83,8 +83,8 @@ def eval_command(
         int | None,
         typer.Option(
             min=1,
-            help="At most the first N cases of each category, in file order (each BFCL file "
-            "counts as a category of its own).",
+            help="At most N cases of each category, evenly spaced through it in file order "
+            "(each BFCL file counts as a category of its own).",
         ),
     ] = None,
     max_turns: Annotated[int, typer.Option(min=1, max=20, help="Turn limit per case.")] = 4,
@@ -247,6 +247,20 @@ def _print_ablation(
     out.print("Δ accuracy: what the policy adds (full profile minus the run without it).")
 
 
+def spread(cases: list[Any], n: int) -> list[Any]:
+    """At most ``n`` cases of each category, evenly spaced through its cases in file order (a
+    BFCL file is a category of its own). Files are sorted by id as text, so similar cases sit
+    together: the first ``n`` would be one cluster, not a sample."""
+    groups: dict[str, list[Any]] = {}
+    for c in cases:
+        groups.setdefault(str(c.expect.get("bfcl") or c.category), []).append(c)
+    kept = set()
+    for group in groups.values():
+        k = min(n, len(group))
+        kept |= {id(group[i * len(group) // k]) for i in range(k)}
+    return [c for c in cases if id(c) in kept]
+
+
 def _cases(
     suite: list[Path] | None,
     category: list[str] | None,
@@ -268,14 +282,7 @@ def _cases(
     if category:
         cases = [c for c in cases if c.category in category]
     if per_category:
-        seen: dict[str, int] = {}
-        kept = []
-        for c in cases:
-            group = str(c.expect.get("bfcl") or c.category)  # a BFCL file is its own category
-            seen[group] = seen.get(group, 0) + 1
-            if seen[group] <= per_category:
-                kept.append(c)
-        cases = kept
+        cases = spread(cases, per_category)
     cases = cases[:limit] if limit else cases
     if not cases:
         print_error(LarError("no cases left to run (check --category)"))
