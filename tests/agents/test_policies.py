@@ -168,7 +168,8 @@ def test_outside_english_a_low_score_alone_refuses_nothing(request_: str, city: 
     assert not in_embedder_language(request_)
     call = ToolCall("c1", "get_weather", {"city": city})
     t = turn(request_, [call], scores={"get_weather": 0.07}, replies=["no"])
-    assert hook("off_topic", "before_calls", t) is ACCEPT  # its values come from the request
+    for name in ("off_topic", "doubted_values"):
+        assert hook(name, "before_calls", t) is ACCEPT  # its values come from the request
     assert t.asked == []  # and nothing needed asking
 
 
@@ -176,15 +177,17 @@ def test_outside_english_a_value_found_nowhere_is_put_to_the_model_and_only_no_r
     request = "Como está o tempo em Lisboa?"
     translated = ToolCall("c1", "get_weather", {"city": "Lisbon"})
     yes = turn(request, [translated], scores={"get_weather": 0.07}, replies=["Yes."])
-    assert hook("off_topic", "before_calls", yes) is ACCEPT
+    assert hook("off_topic", "before_calls", yes) is ACCEPT and yes.asked == []  # not English
+    assert hook("doubted_values", "before_calls", yes) is ACCEPT
     (asked,) = yes.asked
     assert request in asked[-1].content and 'get_weather(city="Lisbon")' in asked[-1].content
     no = turn(request, [translated], scores={"get_weather": 0.07}, replies=["no"])
-    got = hook("off_topic", "before_calls", no)
+    got = hook("doubted_values", "before_calls", no)
     assert isinstance(got, DropCalls) and "the model says it does not fit" in got.message
+    assert isinstance(got.then, WithholdTools) and got.calls == (translated,)
     for unsure in (["maybe, it depends"], []):  # an unclear reply, or no reply (did not fit)
         t = turn(request, [translated], scores={"get_weather": 0.07}, replies=unsure)
-        assert hook("off_topic", "before_calls", t) is ACCEPT
+        assert hook("doubted_values", "before_calls", t) is ACCEPT
 
 
 def test_text_still_invented_after_asking_is_refused_in_english() -> None:
@@ -199,6 +202,7 @@ def test_text_still_invented_after_asking_is_refused_in_english() -> None:
     assert hook("ungrounded_values", "before_calls", t) is ACCEPT  # once
     got = hook("off_topic", "before_calls", t)
     assert isinstance(got, DropCalls) and "text still invented after asking" in got.message
+    assert hook("doubted_values", "before_calls", t) is ACCEPT  # off_topic's, not the model's
     assert t.asked == []  # an address found nowhere: no model's yes makes it the user's
 
 
@@ -216,7 +220,8 @@ def test_a_number_still_invented_after_asking_is_put_to_the_model_and_only_no_re
              replies=[reply])  # fmt: skip
     t.tools = {**TOOLS, "odds": odds}
     t.run.fired["ungrounded_values"] = 1  # asked once already
-    got = hook("off_topic", "before_calls", t)
+    assert hook("off_topic", "before_calls", t) is ACCEPT and t.asked == []
+    got = hook("doubted_values", "before_calls", t)
     assert len(t.asked) == 1  # 4 kings may be worked out: only the model's no refuses
     if refused:
         assert isinstance(got, DropCalls) and "the model says it does not fit" in got.message

@@ -208,38 +208,28 @@ class OffTopicCall(Policy):
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
     about: ClassVar[str] = (
         "a first call to an English request's tool whose description is far from it is not "
-        "run, nor one whose text is still found nowhere after being asked once; other values "
-        "still found nowhere (any outside English, numbers in English) are put to the model, "
-        "and only its no stops it"
+        "run, nor one whose text is still found nowhere after being asked once"
     )
 
     async def before_calls(self, turn: Turn) -> Verdict:
-        if turn.relevance is None or not _first_calls(turn):
+        # The embedder knows English: there a low score alone refuses, and so does text still
+        # found nowhere after asking (an address, a name). Elsewhere it is no evidence.
+        if (
+            turn.relevance is None
+            or not _first_calls(turn)
+            or not in_embedder_language(next(iter(turn.requests(1)), ""))
+        ):
             return ACCEPT
         threshold = turn.relevance.threshold
         asked = self_fired(turn, UngroundedValues.name)
-        judged = [
-            (c, v)
-            for c, v in zip(turn.calls, turn.judged(), strict=True)
-            if v is not None and (v.score < threshold or (v.invented and asked))
-        ]
-        if not judged:
-            return ACCEPT
-        # The embedder knows English: there a low score alone refuses, and so does text still
-        # found nowhere after asking (an address, a name); a number may have been worked out
-        # from the request (4 kings in a deck). Elsewhere the score is no evidence and text
-        # may be translated: a call whose values all come from the conversation runs; one
-        # with a value still found nowhere is put to the model, and only its no refuses it.
-        sure = in_embedder_language(next(iter(turn.requests(1)), ""))
         off: list[tuple[ToolCall, OffTopic, str]] = []
-        for call, verdict in judged:
-            text = any(isinstance(call.arguments.get(a), str) for a in verdict.invented)
-            if sure and verdict.score < threshold:
+        for call, verdict in zip(turn.calls, turn.judged(), strict=True):
+            if verdict is None:
+                continue
+            if verdict.score < threshold:
                 off.append((call, verdict, ""))
-            elif sure and text:
+            elif asked and _invented_text(call, verdict):
                 off.append((call, verdict, "text still invented after asking"))
-            elif verdict.invented and await _fits(turn, call) is False:
-                off.append((call, verdict, "the model says it does not fit"))
         if not off:
             return ACCEPT
         shown = "; ".join(
@@ -251,6 +241,42 @@ class OffTopicCall(Policy):
         )
         return _refused(turn, f"not run, unrelated to the request: {shown}",
                         [(c, v) for c, v, _ in off])  # fmt: skip
+
+
+def _invented_text(call: ToolCall, verdict: OffTopic) -> bool:
+    return any(isinstance(call.arguments.get(a), str) for a in verdict.invented)
+
+
+@_register
+class DoubtedValues(Policy):
+    name: ClassVar[str] = "doubted_values"
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
+    about: ClassVar[str] = (
+        "a first call with a value still found nowhere where that proves little (any value "
+        "outside English, where text may be translated; a number in English, which may be "
+        "worked out) is put to the model, and only its no stops it"
+    )
+
+    async def before_calls(self, turn: Turn) -> Verdict:
+        if turn.relevance is None or not _first_calls(turn):
+            return ACCEPT
+        threshold = turn.relevance.threshold
+        asked = self_fired(turn, UngroundedValues.name)
+        english = in_embedder_language(next(iter(turn.requests(1)), ""))
+        off: list[tuple[ToolCall, OffTopic]] = []
+        for call, verdict in zip(turn.calls, turn.judged(), strict=True):
+            if verdict is None or not verdict.invented or not (asked or verdict.score < threshold):
+                continue
+            if english and (verdict.score < threshold or _invented_text(call, verdict)):
+                continue  # off_topic's
+            if await _fits(turn, call) is False:
+                off.append((call, verdict))
+        if not off:
+            return ACCEPT
+        shown = "; ".join(
+            f"{c.name}: {', '.join(v.invented)} not in the conversation" for c, v in off
+        )
+        return _refused(turn, f"not run, the model says it does not fit the request: {shown}", off)
 
 
 def _refused(turn: Turn, message: str, off: list[tuple[ToolCall, OffTopic]]) -> DropCalls:
@@ -337,6 +363,7 @@ DEFAULT_PROFILE: Sequence[str] = (
     InventedOption.name,
     UngroundedValues.name,
     OffTopicCall.name,
+    DoubtedValues.name,
     MoreCalls.name,
     DescribedCall.name,
 )
