@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from lar.agents.agent import Agent
+from lar.agents.results import RunResult
 from lar.tools.base import SchemaTool
 from lar.types import Notice
 
@@ -37,16 +38,20 @@ def weather_tool() -> SchemaTool:
 TRACKS = pytest.mark.parametrize("track", ["protocol", "constrained"])
 
 
+def ask(question: str, track: str) -> RunResult:
+    ran.clear()
+    agent = Agent(tools=[weather_tool()], track=track, memory=False, traces=False)  # type: ignore[arg-type]
+    try:
+        return agent.run(question)
+    finally:
+        agent.close()
+
+
 @TRACKS
 def test_a_portuguese_weather_question_calls_the_tool_and_answers_with_its_result(
     lar_home: Path, track: str
 ) -> None:
-    ran.clear()
-    agent = Agent(tools=[weather_tool()], track=track, memory=False, traces=False)  # type: ignore[arg-type]
-    try:
-        result = agent.run("Como está o tempo em Lisboa?")
-    finally:
-        agent.close()
+    result = ask("Como está o tempo em Lisboa?", track)
     assert [name for name, _ in ran] == ["get_weather"], result.events
     assert "lisb" in ran[0][1]["city"].lower()
     assert "18" in result.text, result.text
@@ -58,12 +63,7 @@ def test_a_portuguese_weather_question_calls_the_tool_and_answers_with_its_resul
 def test_a_request_no_tool_fits_gets_an_answer_that_does_not_claim_a_tool_ran(
     lar_home: Path, track: str
 ) -> None:
-    ran.clear()
-    agent = Agent(tools=[weather_tool()], track=track, memory=False, traces=False)  # type: ignore[arg-type]
-    try:
-        result = agent.run("Who wrote the novel Don Quixote?")
-    finally:
-        agent.close()
+    result = ask("Who wrote the novel Don Quixote?", track)
     assert ran == [] and result.tool_calls == []
     text = result.text.lower()
     assert "cervantes" in text, result.text

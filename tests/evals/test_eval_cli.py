@@ -162,9 +162,9 @@ def test_repairs_are_counted_against_the_cases_where_a_call_was_written() -> Non
     assert not CaseResult.from_row(abstain, {**old, "repaired": False}).wrote_calls
 
 
-def _eval(lar_home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _eval(lar_home: Path, *args: str, suite: Path = FIXTURE) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "lar", "eval", "--suite", str(FIXTURE), "--track", "native", *args],
+        [sys.executable, "-m", "lar", "eval", "--suite", str(suite), "--track", "native", *args],
         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
         env={**os.environ, "LAR_HOME": str(lar_home), "COLUMNS": "200"},
     )  # fmt: skip
@@ -328,12 +328,7 @@ def test_per_category_keeps_cases_spread_through_each(lar_home: Path, tmp_path: 
             f"model: mock\nmodels:\n  - {{name: mock, engine: openai, base_url: '{srv.url}'}}\n"
         )
         out_json = tmp_path / "results.jsonl"
-        out = subprocess.run(
-            [sys.executable, "-m", "lar", "eval", "--suite", str(suite), "--track", "native",
-             "--per-category", "2", "--json", str(out_json)],
-            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-            env={**os.environ, "LAR_HOME": str(lar_home), "COLUMNS": "200"},
-        )  # fmt: skip
+        out = _eval(lar_home, "--per-category", "2", "--json", str(out_json), suite=suite)
     assert out.returncode == 0, out.stderr
     ids = [json.loads(x)["id"] for x in out_json.read_text().splitlines()]
     assert sorted(ids) == ["a1", "p1", "w1", "w3"]  # of five single cases, the 1st and 3rd
