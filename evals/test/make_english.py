@@ -11,10 +11,14 @@ never tuned on: adding cases is fine; editing one after seeing how a model does 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.parent / "tools"))
+
+from make_suites import cases  # noqa: E402 - the dev set's script, beside this one
 
 S, INT, N, B = {"type": "string"}, {"type": "integer"}, {"type": "number"}, {"type": "boolean"}
 
@@ -420,32 +424,12 @@ TWO_STEP: list[
 
 
 def main() -> None:
-    cases: list[dict[str, Any]] = []
-    for i, (q, tools, expected) in enumerate(SINGLE, 1):
-        cases.append({"id": f"en-single-{i:02d}", "category": "single", "question": q,
-                      "tools": tools, "expect": {"calls": [expected]}})  # fmt: skip
-    for i, (q, tools, expected) in enumerate(CHOOSE, 1):
-        cases.append({"id": f"en-choose-{i:02d}", "category": "choose", "question": q,
-                      "tools": tools, "expect": {"calls": [expected]}})  # fmt: skip
-    for i, (q, tools, calls) in enumerate(PARALLEL, 1):
-        cases.append({"id": f"en-parallel-{i:02d}", "category": "parallel", "question": q,
-                      "tools": tools, "expect": {"calls": calls}})  # fmt: skip
-    for i, (q, tools, contains) in enumerate(ABSTAIN, 1):
-        expect: dict[str, Any] = {"abstain": True}
-        if contains:
-            expect["answer_contains"] = contains
-        cases.append({"id": f"en-abstain-{i:02d}", "category": "abstain", "question": q,
-                      "tools": tools, "expect": expect})  # fmt: skip
-    for i, (q, tools, calls, results, contains) in enumerate(TWO_STEP, 1):
-        expect = {"calls": calls, "ordered": True}
-        if contains:
-            expect["answer_contains"] = contains
-        cases.append({"id": f"en-two-step-{i:02d}", "category": "two_step", "question": q,
-                      "tools": tools, "results": results, "expect": expect})  # fmt: skip
+    suites = cases("en-", SINGLE, CHOOSE, PARALLEL, ABSTAIN, TWO_STEP)
+    rows = [c for category in suites.values() for c in category]
     path = HERE / "english.jsonl"
     head = "# Frozen test set, English slice: written once, never tuned on (evals/README.md).\n"
-    path.write_text(head + "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases))
-    print(f"{path.name}: {len(cases)} cases")
+    path.write_text(head + "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in rows))
+    print(f"{path.name}: {len(rows)} cases")
 
 
 if __name__ == "__main__":

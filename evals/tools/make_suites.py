@@ -439,37 +439,48 @@ TWO_STEP: list[Step2] = [
 ]
 
 
-def main() -> None:
-    suites: dict[str, list[dict[str, Any]]] = {k: [] for k in
-                                                ("single", "choose", "parallel", "abstain",
-                                                 "two_step")}  # fmt: skip
-    for i, (q, tools, expected) in enumerate(SINGLE, 1):
-        suites["single"].append({"id": f"single-{i:02d}", "category": "single", "question": q,
-                                 "tools": tools, "expect": {"calls": [expected]}})  # fmt: skip
-    for i, (q, tools, expected) in enumerate(CHOOSE, 1):
-        suites["choose"].append({"id": f"choose-{i:02d}", "category": "choose", "question": q,
-                                 "tools": tools, "expect": {"calls": [expected]}})  # fmt: skip
-    for i, (q, tools, calls) in enumerate(PARALLEL, 1):
-        suites["parallel"].append({"id": f"parallel-{i:02d}", "category": "parallel",
-                                   "question": q, "tools": tools,
-                                   "expect": {"calls": calls}})  # fmt: skip
-    for i, (q, tools, contains) in enumerate(ABSTAIN, 1):
+def cases(
+    prefix: str,
+    single: list[Any],
+    choose: list[Any],
+    parallel: list[Any],
+    abstain: list[Any],
+    two_step: list[Any],
+) -> dict[str, list[dict[str, Any]]]:
+    """Each category's cases as suite rows, with ids ``{prefix}{category}-NN`` (also used by
+    evals/test/make_english.py, so both sets have one format)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+
+    def add(category: str, i: int, q: str, tools: list[Any], **rest: Any) -> None:
+        case = {"id": f"{prefix}{category.replace('_', '-')}-{i:02d}", "category": category,
+                "question": q, "tools": tools, **rest}  # fmt: skip
+        out.setdefault(category, []).append(case)
+
+    for i, (q, tools, expected) in enumerate(single, 1):
+        add("single", i, q, tools, expect={"calls": [expected]})
+    for i, (q, tools, expected) in enumerate(choose, 1):
+        add("choose", i, q, tools, expect={"calls": [expected]})
+    for i, (q, tools, calls) in enumerate(parallel, 1):
+        add("parallel", i, q, tools, expect={"calls": calls})
+    for i, (q, tools, contains) in enumerate(abstain, 1):
         expect: dict[str, Any] = {"abstain": True}
         if contains:
             expect["answer_contains"] = contains
-        suites["abstain"].append({"id": f"abstain-{i:02d}", "category": "abstain",
-                                  "question": q, "tools": tools, "expect": expect})  # fmt: skip
-    for i, (q, tools, calls, results, contains) in enumerate(TWO_STEP, 1):
+        add("abstain", i, q, tools, expect=expect)
+    for i, (q, tools, calls, results, contains) in enumerate(two_step, 1):
         expect = {"calls": calls, "ordered": True}
         if contains:
             expect["answer_contains"] = contains
-        suites["two_step"].append({"id": f"two-step-{i:02d}", "category": "two_step",
-                                   "question": q, "tools": tools, "results": results,
-                                   "expect": expect})  # fmt: skip
-    for name, cases in suites.items():
+        add("two_step", i, q, tools, results=results, expect=expect)
+    return out
+
+
+def main() -> None:
+    suites = cases("", SINGLE, CHOOSE, PARALLEL, ABSTAIN, TWO_STEP)
+    for name, rows in suites.items():
         path = HERE / f"{name}.jsonl"
-        path.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases))
-        print(f"{path.name}: {len(cases)} cases")
+        path.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in rows))
+        print(f"{path.name}: {len(rows)} cases")
 
 
 if __name__ == "__main__":
