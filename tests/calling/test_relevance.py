@@ -156,6 +156,11 @@ def test_text_is_grounded_by_a_content_word_and_a_short_value_by_a_whole_word() 
     # a time by its numbers, in digits or words; a date nobody gave is made up
     assert ungrounded(EMAIL, {"to": "07:00"}, "Wake me at seven in the morning.") == []
     assert ungrounded(EMAIL, {"to": "2024-02-29"}, "How many days in a leap year?") == ["to"]
+    # a date whose month was written as a word, in any language; not one with a day made up
+    for said in ("Weather on April 25th 2023?", "Tempo a 25 de abril de 2023?"):
+        assert ungrounded(EMAIL, {"to": "2023-04-25"}, said) == [], said
+    assert ungrounded(EMAIL, {"to": "2023-04-01"}, "Weather in April 2023?") == ["to"]
+    assert ungrounded(EMAIL, {"to": "2023-04-25"}, "Weather in 2023?") == ["to"]
     # "AG" for "the chemical symbol for silver": short values must appear as a word
     stock = schema_tool("get_stock_price", "Latest price of a stock.", {"symbol": S}, ["symbol"])
     assert ungrounded(stock, {"symbol": "AG"}, "Which chemical symbol does silver have?")

@@ -143,7 +143,8 @@ def _squash(text: str) -> str:
 
 def _grounded(value: Any, context: str, words: set[str], numbers: set[float]) -> bool:
     """Whether the conversation holds this value: the number itself; a one-word value (a
-    name, symbol, address) whole, with any spacing; a time or date by its non-zero numbers;
+    name, symbol, address) whole, with any spacing; a time or date by its non-zero numbers
+    (one of three may be missing: a month's name);
     free text by one of its content words.
     ``friend@example.com`` is not held by "my friend's address is rui@example.org"."""
     if isinstance(value, list) and value and all(isinstance(v, (int, float, str)) for v in value):
@@ -164,7 +165,10 @@ def _grounded(value: Any, context: str, words: set[str], numbers: set[float]) ->
             return True  # "EUR" for "euros"
         if re.fullmatch(r"[\d:./-]+", value):  # a time or date: "07:00" for "seven am"
             parts = {float(n) for n in re.findall(r"\d+", value)} - {0.0}
-            if parts and parts <= numbers:
+            found = parts & numbers
+            # all its numbers, or all but one of three: a month written as a word, in any
+            # language ("2023-04-25" for "April 25th 2023", "25 de abril de 2023")
+            if parts and (found == parts or (len(parts) >= 3 and len(found) >= len(parts) - 1)):
                 return True
         return len(squashed) > 3 and squashed in _squash(context)  # +44 7700 900123
     content = {t for t in tokens if len(t) >= 3 and t not in _STOP}
