@@ -66,10 +66,12 @@ class Code(StrEnum):
     LOOP_BLOCKED = "loop_blocked"
     FAILOVER = "failover"
     MAX_TURNS = "max_turns"
+    REPEATED_CALL = "repeated_call"
     CONSOLIDATED = "consolidated"
     UNCONSTRAINED = "unconstrained"
     # corrections: the loop did something about a reply instead of taking it
     DESCRIBED_CALL = "described_call"
+    ECHOED_ERROR = "echoed_error"
     DEFERRED_CALL = "deferred_call"
     UNGROUNDED_CALL = "ungrounded_call"
     OFF_TOPIC_CALL = "off_topic_call"

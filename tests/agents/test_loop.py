@@ -529,3 +529,14 @@ def test_the_default_track_follows_the_engine_and_the_catalog() -> None:
     assert resolve_track(served, None) == "protocol"
     assert resolve_track(engine("openai", "gpt-x"), None) == "native"
     assert resolve_track(engine("scripted", "scripted"), None) == "protocol"
+
+
+def test_on_the_native_track_a_repeated_call_asks_for_the_answer() -> None:
+    from lar.types import ModelResponse, ToolCall
+
+    again = ModelResponse(tool_calls=[ToolCall("c1", "add", {"a": 1, "b": 2})])
+    a, engine = agent([again, again, "It is 3."], track="native")
+    result = a.run("1+2?")
+    assert result.text == "It is 3." and calls == [(1, 2)]  # run once, not three times
+    assert any(isinstance(e, Notice) and e.code == "repeated_call" for e in result.events)
+    engine.assert_complete()
