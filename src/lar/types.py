@@ -71,7 +71,6 @@ class Code(StrEnum):
     UNCONSTRAINED = "unconstrained"
     # corrections: the loop did something about a reply instead of taking it
     DESCRIBED_CALL = "described_call"
-    ECHOED_ERROR = "echoed_error"
     DEFERRED_CALL = "deferred_call"
     UNGROUNDED_CALL = "ungrounded_call"
     OFF_TOPIC_CALL = "off_topic_call"

@@ -5,7 +5,6 @@ refuses outside English."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,8 +33,6 @@ from lar.config import LarConfig
 from lar.engines.scripted import ScriptedEngine
 from lar.tools.base import Tool, tool
 from lar.types import Message, ModelResponse, Notice, ToolCall, ToolResult
-
-ERROR = json.dumps({"error": "not found", "detail": "no city named Atlantis"})
 
 
 @tool
@@ -143,22 +140,6 @@ def test_a_plain_word_that_is_also_a_tool_name_is_not_a_described_call() -> None
     assert described_call("I could not search for that.", ["search"]) is None
     assert described_call("Call `search` with the title.", ["search"]) == "search"
     assert described_call("search(title='x')", ["search"]) == "search"
-
-
-def test_a_repeated_error_is_corrected_once_then_said_in_words() -> None:
-    run = RunState("r", 4, 2)
-    run.errors.append(("get_weather", ERROR))
-    t = turn("Weather in Atlantis?", text=ERROR, run=run)
-    got = hook("echoed_error", "before_answer", t)
-    assert isinstance(got, Retry)
-    assert "The call to get_weather failed (not found: no city named Atlantis)" in got.nudge
-    run.fired["echoed_error"] = 1
-    again = hook("echoed_error", "before_answer", t)
-    assert isinstance(again, Finish) and again.answer == (
-        "I could not answer: the get_weather tool failed (not found: no city named Atlantis)."
-    )
-    t.text = "Atlantis is a myth."
-    assert hook("echoed_error", "before_answer", t) is ACCEPT
 
 
 # --- first calls: off-topic and invented values --------------------------------------------
@@ -305,10 +286,10 @@ def names(policies: Sequence[Any]) -> list[str]:
 
 def test_a_profile_and_its_edits_choose_the_policies() -> None:
     default = resolve_policies(None, None, "protocol", default=DEFAULT_PROFILE)
-    native_only = {"repeated_call", "echoed_error", "loop_blocked"}
+    native_only = {"repeated_call"}
     assert names(default) == [n for n in DEFAULT_PROFILE if n not in native_only]
     native = names(resolve_policies(None, None, "native", default=DEFAULT_PROFILE))
-    assert native == ["invented_tool", "repeated_call", "echoed_error", "loop_blocked"]  # by track
+    assert native == ["invented_tool", "repeated_call"]  # by track
     profile = ["described_call", "off_topic"]
     assert names(resolve_policies(profile, None, "protocol", default=DEFAULT_PROFILE)) == profile
     edited = resolve_policies(profile, ["-off_topic", "+more_calls"], "protocol", default=())

@@ -452,8 +452,6 @@ class _Loop:
             self._record(call, result)
             turn.results.append(result)
             failed = failed or not result.ok
-            if not result.ok:
-                self.run.errors.append((call.name, result.content))
 
 
 def _engine_error(exc: EngineError) -> ErrorEvent:

@@ -29,9 +29,6 @@ from lar.calling.corrections import (
     DESCRIBED_NUDGE,
     MORE_CALLS_NUDGE,
     described_call,
-    echoed_error,
-    error_in_words,
-    error_nudge,
     invented_nudge,
     more_calls,
     names_several,
@@ -385,44 +382,6 @@ class DescribedCall(Policy):
         )
 
 
-@_register
-class EchoedError(Policy):
-    name: ClassVar[str] = "echoed_error"
-    tracks: ClassVar[frozenset[str]] = frozenset({"native"})  # 0 in protocol's ablation
-    about: ClassVar[str] = (
-        "an answer that repeats a tool's error: asked once, then the error said in words"
-    )
-
-    async def before_answer(self, turn: Turn) -> Verdict:
-        errors = turn.run.errors
-        if not errors or not echoed_error(turn.text, [c for _, c in errors]):
-            return ACCEPT
-        name, content = errors[-1]
-        if not self_fired(turn, self.name) and not turn.run.last_turn:
-            return Retry(
-                Code.ECHOED_ERROR,
-                f"the model repeated the error of {name}",
-                nudge=error_nudge(name, content),
-            )
-        return Finish(
-            Code.ECHOED_ERROR,
-            f"the model repeated the error of {name} again; said in words",
-            answer=error_in_words(name, content),
-        )
-
-
-@_register
-class LoopBlocked(Policy):
-    name: ClassVar[str] = "loop_blocked"
-    tracks: ClassVar[frozenset[str]] = frozenset({"native"})  # 0 in protocol's ablation
-    about: ClassVar[str] = "after the loop guard blocked a call, the answer is asked for"
-
-    async def after_results(self, turn: Turn) -> Verdict:
-        if any(r.error is not None and r.error.code == Code.LOOP_BLOCKED for r in turn.results):
-            return WithholdTools(Code.LOOP_BLOCKED, "asking for the answer without tools")
-        return ACCEPT
-
-
 DEFAULT_PROFILE: Sequence[str] = (
     InventedTool.name,
     InventedOption.name,
@@ -432,7 +391,5 @@ DEFAULT_PROFILE: Sequence[str] = (
     DoubtedValues.name,
     MoreCalls.name,
     DescribedCall.name,
-    EchoedError.name,
-    LoopBlocked.name,
 )
 """Every policy, in the order the loop consults them (a model's catalog entry may list fewer)."""

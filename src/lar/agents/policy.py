@@ -132,8 +132,6 @@ class RunState:
     usage: Usage = field(default_factory=Usage)
     completed: dict[str, ToolResult] = field(default_factory=dict)
     """Call hash → result, for the calls run in this run."""
-    errors: list[tuple[str, str]] = field(default_factory=list)
-    """(tool, content) of the calls that failed."""
     fired: Counter[str] = field(default_factory=Counter)
     """How often each policy gave a verdict other than ACCEPT."""
     nudge: str = ""

@@ -33,9 +33,6 @@ __all__ = [
     "MORE_CALLS_NUDGE",
     "names_several",
     "more_calls",
-    "echoed_error",
-    "error_nudge",
-    "error_in_words",
 ]
 
 
@@ -176,43 +173,3 @@ def described_call(text: str, names: Sequence[str]) -> str | None:
         if as_code or identifier:
             return name
     return None
-
-
-def echoed_error(answer: str, errors: Sequence[str]) -> bool:
-    """Whether the answer is (or merely repeats) a tool's error result."""
-    text = answer.strip().strip("`").strip()
-    if text.startswith("json"):
-        text = text[4:].strip()
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        value = None
-    if isinstance(value, dict) and "error" in value:
-        return True
-    return any(e.strip() and e.strip() in answer for e in errors)
-
-
-def _error_parts(content: str) -> tuple[str, str]:
-    try:
-        value = json.loads(content)
-    except (ValueError, RecursionError):
-        return content.strip(), ""
-    if isinstance(value, dict):
-        return str(value.get("error", "")), str(value.get("detail", ""))
-    return content.strip(), ""
-
-
-def error_nudge(name: str, content: str) -> str:
-    error, detail = _error_parts(content)
-    why = f"{error}: {detail}" if detail else error
-    return (
-        f"The call to {name} failed ({why}). Do not repeat the error message: answer my request "
-        "in plain text without that tool, or say briefly what went wrong and what you need."
-    )
-
-
-def error_in_words(name: str, content: str) -> str:
-    """A failed call, said as a sentence: what a user reads when the model only echoed it."""
-    error, detail = _error_parts(content)
-    text = f"I could not answer: the {name} tool failed ({error}"
-    return text + (f": {detail})." if detail else ").")
