@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from lar.agents.policy import (
     ACCEPT,
@@ -36,7 +36,7 @@ from lar.calling.corrections import (
 )
 from lar.calling.native import extract_calls
 from lar.calling.prompt import call_text
-from lar.calling.relevance import OffTopic, in_embedder_language, invented_options
+from lar.calling.relevance import OffTopic, invented_options
 from lar.tools.executor import tool_names
 from lar.types import Code, Message, ToolCall
 
@@ -115,7 +115,9 @@ def self_fired(turn: Turn, name: str) -> bool:
 @_register
 class RepeatedCall(Policy):
     name: ClassVar[str] = "repeated_call"
-    tracks: ClassVar[frozenset[str]] = frozenset({"native"})  # 0 in protocol's ablation
+    # The test-set ablations: +43 of 99 on native (without it the model calls the same tool
+    # again after its result until max_turns), 0 on protocol, where the loop guard bounds repeats.
+    tracks: ClassVar[frozenset[str]] = frozenset({"native"})
     about: ClassVar[str] = "a call whose result is known is not run again: the answer is asked for"
 
     async def before_calls(self, turn: Turn) -> Verdict:
@@ -164,7 +166,7 @@ class UngroundedValues(Policy):
         if turn.relevance is None or not _first_calls(turn) or self_fired(turn, self.name):
             return ACCEPT
         # In English a low score alone is enough (off_topic); elsewhere it is no evidence.
-        low_is_off = in_embedder_language(next(iter(turn.requests(1)), ""))
+        low_is_off = turn.english()
         threshold = turn.relevance.threshold
         invented = [
             (c, v)
@@ -236,24 +238,14 @@ class OffTopicCall(Policy):
     )
 
     async def before_calls(self, turn: Turn) -> Verdict:
-        # The embedder knows English: there a low score alone refuses, and so does text still
-        # found nowhere after asking (an address, a name). Elsewhere it is no evidence.
-        if (
-            turn.relevance is None
-            or not _first_calls(turn)
-            or not in_embedder_language(next(iter(turn.requests(1)), ""))
-        ):
+        if turn.relevance is None or not _first_calls(turn) or not turn.english():
             return ACCEPT
         threshold = turn.relevance.threshold
-        asked = self_fired(turn, UngroundedValues.name)
         off: list[tuple[ToolCall, OffTopic, str]] = []
         for call, verdict in zip(turn.calls, turn.judged(), strict=True):
-            if verdict is None:
-                continue
-            if verdict.score < threshold:
-                off.append((call, verdict, ""))
-            elif asked and _invented_text(call, verdict):
-                off.append((call, verdict, "text still invented after asking"))
+            if verdict is not None and _doubt(turn, call, verdict) == "refuse":
+                why = "" if verdict.score < threshold else "text still invented after asking"
+                off.append((call, verdict, why))
         if not off:
             return ACCEPT
         shown = "; ".join(
@@ -267,8 +259,21 @@ class OffTopicCall(Policy):
                         [(c, v) for c, v, _ in off])  # fmt: skip
 
 
-def _invented_text(call: ToolCall, verdict: OffTopic) -> bool:
-    return any(isinstance(call.arguments.get(a), str) for a in verdict.invented)
+def _doubt(turn: Turn, call: ToolCall, verdict: OffTopic) -> Literal["refuse", "ask"] | None:
+    """What a first call judged off the request deserves: ``refuse`` where the evidence holds
+    (off_topic: in English, the embedder's language, a low score, or text still found nowhere
+    after ungrounded_values asked), ``ask`` where it proves little (doubted_values: any value
+    still found nowhere outside English, where text may be translated, or a number in English,
+    which may be worked out), None where it runs."""
+    assert turn.relevance is not None
+    low = verdict.score < turn.relevance.threshold
+    asked = self_fired(turn, UngroundedValues.name)
+    invented_text = any(isinstance(call.arguments.get(a), str) for a in verdict.invented)
+    if turn.english() and (low or (asked and invented_text)):
+        return "refuse"
+    if verdict.invented and (asked or low):
+        return "ask"
+    return None
 
 
 @_register
@@ -284,17 +289,11 @@ class DoubtedValues(Policy):
     async def before_calls(self, turn: Turn) -> Verdict:
         if turn.relevance is None or not _first_calls(turn):
             return ACCEPT
-        threshold = turn.relevance.threshold
-        asked = self_fired(turn, UngroundedValues.name)
-        english = in_embedder_language(next(iter(turn.requests(1)), ""))
         off: list[tuple[ToolCall, OffTopic]] = []
         for call, verdict in zip(turn.calls, turn.judged(), strict=True):
-            if verdict is None or not verdict.invented or not (asked or verdict.score < threshold):
-                continue
-            if english and (verdict.score < threshold or _invented_text(call, verdict)):
-                continue  # off_topic's
-            if await _fits(turn, call) is False:
-                off.append((call, verdict))
+            if verdict is not None and _doubt(turn, call, verdict) == "ask":
+                if await _fits(turn, call) is False:
+                    off.append((call, verdict))
         if not off:
             return ACCEPT
         shown = "; ".join(

@@ -172,6 +172,16 @@ class Turn:
     consulting: str = ""
     """The policy whose hook runs now."""
     _judged: dict[tuple[str, ...], list[OffTopic | None]] = field(default_factory=dict)
+    _english: bool | None = None
+
+    def english(self) -> bool:
+        """Whether the newest request is in the embedder's language (English), where a low
+        similarity is evidence; worked out once per turn."""
+        if self._english is None:
+            from lar.calling.relevance import in_embedder_language
+
+            self._english = in_embedder_language(next(iter(self.requests(1)), ""))
+        return self._english
 
     def judged(self) -> list[OffTopic | None]:
         """The relevance check's verdict on each call (None: it fits), worked out once for a
