@@ -137,3 +137,37 @@ def test_thirty_turns_in_a_4096_context_never_cut_a_message(tmp_path: Path) -> N
     starts = [request[1].content for request in engine.calls]
     assert len(set(starts)) <= 8 and starts[-1] != starts[0]
     agent.close()
+
+
+def test_a_request_that_grows_after_fitting_is_fitted_again(tmp_path: Path) -> None:
+    """A one-turn nudge joins the request after its parts were fitted: wherever the history
+    leaves the window, the request as sent (nudge included) still fits, cut if it must be."""
+    from lar.tools.base import tool
+
+    @tool
+    def get_weather(city: str) -> str:
+        """Current weather for a city."""
+        return "18 C"
+
+    n_ctx, reserve = 1024, 128
+    counter = TokenCounter()
+    for pad in range(0, 400, 10):  # where the history ends, relative to the window
+        history: list[Message] = []
+        for i in range(4):
+            history += [
+                Message("user", f"Question {i}: " + "tell me more " * 20),
+                Message("assistant", f"Answer {i}: " + "x" * pad),
+            ]
+        described = "I would use the get_weather tool with city Porto."
+        engine = ScriptedEngine([described, "It is 18 C."])
+        agent = Agent(
+            tools=[get_weather], engine=engine, n_ctx=n_ctx, max_tokens=reserve,
+            track="protocol", memory=False, traces=False, workspace=tmp_path,
+        )  # fmt: skip
+        agent.run("Weather in Porto?", history=history)
+        nudged = engine.calls[1]
+        assert "Do not describe the call" in nudged[-1].content  # the nudge was sent
+        for request in engine.calls:
+            tokens = sum(asyncio.run(counter.count([m.content for m in request])))
+            assert tokens + PER_MESSAGE * (len(request) + 1) + reserve <= n_ctx, pad
+        agent.close()

@@ -190,7 +190,8 @@ async def fit(
     used_tools: set[str] = frozenset(),  # type: ignore[assignment]
     cut: int = 0,
 ) -> Fitted:
-    """Degrade history, then memory, then tools until each part fits its limit.
+    """Degrade history, then memory, then tools until each part fits its limit; when the
+    whole is still over the window, the history is cut after all.
 
     ``listing(tools) -> str`` renders the tool part as the model will see it. ``cut`` is the
     number of rounds the previous turn dropped: while the rounds after it still fit, the same
@@ -226,7 +227,9 @@ async def fit(
     # 1. history: keep the last two rounds whole, the rest becomes one progress line.
     all_rounds = rounds(kept_history)
     dropped_n = 0
-    if need["history"] > limits["history"] and len(all_rounds) > KEEP_ROUNDS:
+
+    async def cut_history() -> None:
+        nonlocal kept_history, summary, need, limits, dropped_n
         before = need["history"]
         dropped_n = len(all_rounds) - KEEP_ROUNDS
         if 0 < cut < dropped_n:  # the previous cut may still be enough
@@ -234,7 +237,10 @@ async def fit(
             trial_need = await needs(
                 trial, mem, shown, progress_line(all_rounds[:cut], all_rounds[cut:])
             )
-            if trial_need["history"] <= allocate(available, trial_need)["history"]:
+            trial_limits = allocate(available, trial_need)
+            if trial_need["history"] <= trial_limits["history"] and (
+                sum(trial_need.values()) <= available
+            ):
                 dropped_n = cut
         dropped, kept = all_rounds[:dropped_n], all_rounds[dropped_n:]
         kept_history = [m for r in kept for m in r]
@@ -249,6 +255,9 @@ async def fit(
             )
         )
         limits = allocate(available, need)
+
+    if need["history"] > limits["history"] and len(all_rounds) > KEEP_ROUNDS:
+        await cut_history()
 
     # 2. memory: the lowest-scoring recalled memories go first, then index lines from the end.
     if need["memory"] > limits["memory"]:
@@ -291,4 +300,9 @@ async def fit(
         events.append(
             ContextCompressed("tools", before, need["tools"], "hidden: " + ", ".join(hidden))
         )
+
+    # 4. still over the window (a part that cannot shrink below its need, such as the one
+    # tool left): the history gives way after all.
+    if sum(need.values()) > available and dropped_n == 0 and len(all_rounds) > KEEP_ROUNDS:
+        await cut_history()
     return Fitted(kept_history, mem, shown, summary, events, need, limits, dropped_n)

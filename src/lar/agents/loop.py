@@ -21,7 +21,7 @@ from lar.agents.calls import (
     skipped,
     unique_ids,
 )
-from lar.agents.context import TokenCounter, render_memory
+from lar.agents.context import PER_MESSAGE, TokenCounter, render_memory
 from lar.agents.guard import LoopGuard, call_hash
 from lar.agents.policy import (
     Finish,
@@ -288,32 +288,54 @@ class _Loop:
             self.recorder.checkpoint(self.history, self.ctx.state)
 
     async def _request(self) -> AsyncIterator[Event | list[Any]]:
-        """The events of fitting, then (last) the request and the listed tools."""
+        """The events of fitting, then (last) the request and the listed tools.
+
+        The parts are counted as fitting sees them; the request as sent also has the tool
+        results' tags, the tail after them and a one-turn nudge. When it comes out larger
+        than the window allows, it is fitted again with that difference kept free (bounded)."""
         settings, run = self.settings, self.run
-        view, listed, memory, summary = self.history, self.tools, self.carried.memory, ""
-        parts: dict[str, int] = {}
-        if settings.n_ctx:
-            fitted = await fit_request(
-                settings, self.counter, self.ctx, self.history, self.tools, run.answer_mode,
-                run.completed, self.carried,
+        added = 0
+        for _ in range(3):
+            view, listed, memory, summary = self.history, self.tools, self.carried.memory, ""
+            parts: dict[str, int] = {}
+            fitted = None
+            if settings.n_ctx:
+                fitted = await fit_request(
+                    settings, self.counter, self.ctx, self.history, self.tools, run.answer_mode,
+                    run.completed, self.carried, added=added,
+                )  # fmt: skip
+                view, listed, memory = fitted.history, fitted.tools, fitted.memory
+                summary = fitted.summary
+                parts = dict(fitted.tokens)
+            system = system_message(
+                settings, listed, self.ctx, answer_mode=run.answer_mode, memory=memory,
+                summary=summary, history=view,
             )  # fmt: skip
-            view, listed, memory = fitted.history, fitted.tools, fitted.memory
-            summary = fitted.summary
+            request = [system, *render_history(view, settings.track, answer_mode=run.answer_mode)]
+            if run.nudge:
+                request = with_nudge(request, run.nudge)
+            if not settings.n_ctx:
+                break
+            size = await self._size(request)
+            if size + settings.reserve <= settings.n_ctx:
+                break
+            assert fitted is not None
+            added = max(added + 1, size - sum(fitted.tokens.values()))
+        run.nudge = ""
+        if fitted is not None:
             self.carried.cut = fitted.cut
-            parts = dict(fitted.tokens)
             now = [(e.part, e.detail) for e in fitted.events]
             if now != self.reported:  # report a change, not the same cut every turn
                 for event in fitted.events:
                     yield event
                 self.reported = now
-        system = system_message(
-            settings, listed, self.ctx, answer_mode=run.answer_mode, memory=memory,
-            summary=summary, history=view,
-        )  # fmt: skip
-        request = [system, *render_history(view, settings.track, answer_mode=run.answer_mode)]
-        if run.nudge:
-            request, run.nudge = with_nudge(request, run.nudge), ""
         yield [request, listed, parts]
+
+    async def _size(self, messages: list[Message]) -> int:
+        """Tokens of ``messages`` as the model gets them: each with its template tokens, and
+        the reply's header."""
+        counts = await self.counter.count([m.content for m in messages])
+        return sum(counts) + PER_MESSAGE * (len(messages) + 1)
 
     async def call_model(self, turn: Turn) -> AsyncIterator[Event]:
         """This turn's model call: its events, and ``turn`` filled with the reply's calls."""
@@ -384,10 +406,8 @@ class _Loop:
         """A policy's question to the model: metered and counted like a turn's call; None when
         it would not fit the context window or the engine failed."""
         settings, run = self.settings, self.run
-        if settings.n_ctx:
-            size = sum(await self.counter.count([m.content for m in messages]))
-            if size + settings.reserve > settings.n_ctx:
-                return None
+        if settings.n_ctx and await self._size(messages) + settings.reserve > settings.n_ctx:
+            return None
         metering = settings.meter.start() if settings.meter is not None else None
         try:
             response = await self.engine.generate(messages, None, **settings.params)

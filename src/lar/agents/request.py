@@ -155,7 +155,11 @@ async def fit_request(
     answer_mode: bool,
     completed: dict[str, ToolResult],
     carried: Carried,
+    *,
+    added: int = 0,
 ) -> Any:
+    """The request fitted to the context window, with room kept for the reply and ``added``
+    tokens more (what the request, as rendered, was found to need beyond the parts' count)."""
     assert settings.n_ctx is not None
     base = settings.system_prompt + (f"\n\n{answer_mode_note(history)}" if answer_mode else "")
     checkpoint = ctx.state.get(CHECKPOINT_KEY)
@@ -172,7 +176,7 @@ async def fit_request(
     return await fit(
         counter=counter,
         n_ctx=settings.n_ctx,
-        reserve=settings.reserve,
+        reserve=settings.reserve + added,
         system=base,
         history=history,
         memory=carried.memory or MemoryParts(),

@@ -44,8 +44,9 @@ def resolve_track(engine: Engine, requested: str | None) -> Track:
     """Explicit choice, else the catalog's word, else protocol for local GGUF, native for APIs.
 
     Not constrained yet, though it wins on the held-out sets (docs/evals.md): on the built-in
-    tools the 1.5B fills optional arguments it was not given and calls a tool for "write a
-    function" where protocol answers, and grammar sampling made its first call 4-7× slower."""
+    tools it calls ``code_run`` for "write a function … only the code", where protocol answers
+    with the code, and without ``--yes`` the refusal's text became the answer.
+    """
     from lar.engines.catalog import lookup
 
     if requested in ("native", "protocol", "constrained"):
