@@ -143,6 +143,21 @@ def test_a_schema_the_endpoint_refuses_falls_back_to_the_text_parser() -> None:
     assert len(notices) == 1 and "json_schema not supported" in notices[0].message
 
 
+def test_a_request_over_the_window_is_not_taken_for_a_refused_schema() -> None:
+    from lar.errors import EngineError
+    from lar.testing import MockOpenAIServer
+
+    def too_long(body: dict[str, Any]) -> Any:
+        message = "request (4124 tokens) exceeds the available context size (4096 tokens)"
+        return 400, {"error": {"message": message}}
+
+    with MockOpenAIServer([too_long], repeat_last=True) as srv:
+        with pytest.raises(EngineError) as failed:
+            _run(srv.url, "Weather in Lisbon?")
+    assert failed.value.status == 400 and "context size" in str(failed.value)
+    assert len(srv.requests) == 1  # not sent again without the schema, as if it were refused
+
+
 def test_answer_mode_on_the_constrained_track_sends_no_schema() -> None:
     from lar.testing import MockOpenAIServer, text_reply
 

@@ -166,6 +166,12 @@ async def run_loop(
     raise AssertionError("unreachable: the last turn always returns")  # pragma: no cover
 
 
+def _too_long(exc: EngineError) -> bool:
+    """A 400 for a request over the context window (llama.cpp: "exceeds the available context
+    size"; OpenAI: "maximum context length"), not for the schema."""
+    return "context" in str(exc).casefold()
+
+
 def _next_turn(verdict: Verdict, run: RunState) -> bool:
     """Act on a verdict that ends this turn early; False when the turn goes on."""
     if isinstance(verdict, Retry):
@@ -364,7 +370,7 @@ class _Loop:
                         response = chunk
                 break
             except EngineError as exc:
-                if attempt and exc.status == 400 and not deltas:
+                if attempt and exc.status == 400 and not deltas and not _too_long(exc):
                     # The endpoint cannot take the schema: the text parser reads the reply.
                     self.unconstrained = True
                     yield Notice(Code.UNCONSTRAINED, f"JSON Schema decoding refused ({exc})")
