@@ -69,6 +69,7 @@ class Code(StrEnum):
     REPEATED_CALL = "repeated_call"
     CONSOLIDATED = "consolidated"
     UNCONSTRAINED = "unconstrained"
+    CUT_CALL = "cut_call"
     # corrections: the loop did something about a reply instead of taking it
     DESCRIBED_CALL = "described_call"
     DEFERRED_CALL = "deferred_call"

@@ -540,3 +540,21 @@ def test_on_the_native_track_a_repeated_call_asks_for_the_answer() -> None:
     assert result.text == "It is 3." and calls == [(1, 2)]  # run once, not three times
     assert any(isinstance(e, Notice) and e.code == "repeated_call" for e in result.events)
     engine.assert_complete()
+
+
+def test_a_call_cut_off_at_max_tokens_does_not_run_with_its_cut_values() -> None:
+    from lar.types import ModelResponse
+
+    calls.clear()
+    cut = ModelResponse(content='<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2',
+                        finish_reason="length")  # fmt: skip
+    a, engine = agent([cut, "Three."])
+    result = a.run("What is 1 plus 23?")
+    assert calls == [] and result.tool_calls == []  # b=2 was b=23 before the cut
+    notices = [e for e in result.events if isinstance(e, Notice) and e.code == "cut_call"]
+    assert len(notices) == 1 and "add" in notices[0].message
+    assert result.text == "Three." and "add(" not in engine.calls[1][0].content  # no tools
+    # A whole reply that merely ends at max_tokens is taken as it is.
+    whole = ModelResponse(content=call("add", a=1, b=23), finish_reason="length")
+    a, _ = agent([whole, "24"])
+    assert a.run("What is 1 plus 23?").text == "24" and calls == [(1, 23)]

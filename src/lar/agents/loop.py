@@ -213,6 +213,7 @@ class _Loop:
         self.failed: ErrorEvent | None = None
         self.ended = False
         self.unconstrained = False  # the endpoint refused JSON Schema decoding once
+        self.cut_off = False  # this turn's calls were cut off at max_tokens
 
     def new_turn(self) -> Turn:
         memory = render_memory(self.carried.memory) if self.carried.memory else ""
@@ -235,6 +236,9 @@ class _Loop:
         return out
 
     async def consult(self, hook: Hook, turn: Turn) -> Verdict:
+        if hook == "reply" and self.cut_off and not turn.run.last_turn:
+            self.cut_off = False  # the answer, without tools (the calls would be cut again)
+            return WithholdTools(Code.CUT_CALL, "asking for the answer without tools")
         verdict, said = await apply(hook, self.policies, turn)
         self.events.extend(said)
         return verdict
@@ -395,6 +399,7 @@ class _Loop:
             energy_j=energy[0], power_w=energy[1], failover=response.failover, prompt_parts=parts,
         )  # fmt: skip
         for event in _parse_notices(response, parsed, self.engine):
+            self.cut_off = self.cut_off or event.code == Code.CUT_CALL
             yield event
         reply = take_reply(parsed.calls, self.tools) if settings.track == "protocol" else None
         if reply is not None and all(c.name not in self.by_name for c in parsed.calls):
@@ -493,6 +498,8 @@ def _engine_error(exc: EngineError) -> ErrorEvent:
 
 
 def _parse_notices(response: ModelResponse, parsed: Any, engine: Engine) -> list[Notice]:
+    """What the user should know of how a reply was read; a call in a reply cut off at
+    max_tokens is taken out of ``parsed`` (it does not run)."""
     out = []
     if response.failover:
         shown = " | ".join(response.failover)
@@ -500,6 +507,11 @@ def _parse_notices(response: ModelResponse, parsed: Any, engine: Engine) -> list
         out.append(Notice(Code.FAILOVER, f"answered by {by} after: {shown}"))
     if parsed.repaired:
         out.append(Notice(Code.REPAIRED, f"repaired malformed tool-call JSON ({parsed.format})"))
+        if response.finish_reason == "length" and parsed.calls:
+            # Mended JSON of a reply cut off at max_tokens: its last values are cut too.
+            shown = ", ".join(c.name for c in parsed.calls)
+            out.append(Notice(Code.CUT_CALL, f"not run, cut off at max_tokens: {shown}"))
+            parsed.calls, parsed.text = [], ""
     out.extend(Notice(Code.PARSE_WARNING, w) for w in parsed.warnings)
     return out
 
