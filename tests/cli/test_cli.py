@@ -181,3 +181,26 @@ def test_memory_verify_names_the_edited_and_the_deleted_record(lar_home: Path) -
     assert f"{ids[3]}: missing_at_end" in out.stdout
     found = lar("memory", "search", "number", home=lar_home)
     assert ids[0] in found.stdout
+
+
+def test_help_is_in_plain_words_without_spec_codes() -> None:
+    """Every command's and option's help, as --help shows it: no SPEC identifiers (X1, L5 …),
+    which mean nothing to a user."""
+    import re
+    from typing import Any
+
+    import typer
+
+    from lar.cli.main import app
+
+    def texts(cmd: Any, path: str) -> list[tuple[str, str]]:
+        out = [(path, cmd.help or ""), (path, cmd.short_help or "")]
+        out += [(f"{path} {p.name}", getattr(p, "help", None) or "") for p in cmd.params]
+        for name, sub in getattr(cmd, "commands", {}).items():  # a group's commands
+            out += texts(sub, f"{path} {name}")
+        return out
+
+    found = texts(typer.main.get_command(app), "lar")
+    assert len(found) > 50  # every command and option was walked
+    coded = [(where, t) for where, t in found if re.search(r"\b[A-Z]\d{1,2}\b", t)]
+    assert coded == []

@@ -298,7 +298,7 @@ def prompt(
     ] = False,
     no_memory: NoMemoryOpt = False,
 ) -> None:
-    """Show the prompt the model would get for TEXT and how its tokens split (X1, X2).
+    """Show the prompt the model would get for TEXT and how its tokens split.
 
     Memory is recalled as for a real run, but nothing is stored. Tokens are counted by the
     model's own tokenizer (the model is loaded for that) unless --estimate is given.

@@ -224,7 +224,7 @@ def consolidate(
         bool, typer.Option("--all", help="Also sessions that are not idle yet.")
     ] = False,
 ) -> None:
-    """Summarize idle conversations, extract the facts you stated, archive raw turns to L4."""
+    """Summarize idle conversations, extract the facts you stated, archive the raw turns."""
     from lar.cli.main import make_agent_or_exit
 
     agent = make_agent_or_exit(model=model)

@@ -137,7 +137,7 @@ def feedback(
     score: Annotated[str, typer.Argument(help="+1 (good) or -1 (bad).", metavar="+1|-1")],
     comment: Annotated[str | None, typer.Argument(help="Why, in your words.")] = None,
 ) -> None:
-    """Tell Lar whether a run was good (L5); `lar learn` uses it to pick models."""
+    """Tell Lar whether a run was good; `lar learn` uses it to pick models."""
     from lar.traces import TraceNotFound
 
     value = {"+1": 1, "1": 1, "up": 1, "-1": -1, "down": -1}.get(score.strip())
@@ -214,7 +214,7 @@ def stats(
     ] = None,
 ) -> None:
     """Aggregates by model and engine: latency percentiles, throughput, tokens per joule,
-    joules per output token, throughput per watt, cost (O3)."""
+    joules per output token, throughput per watt, cost."""
     from lar.telemetry import aggregate_records as aggregate
 
     _, store = _store()
