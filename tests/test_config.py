@@ -148,3 +148,14 @@ def test_policies_in_the_config_are_names_or_edits(lar_home: Path) -> None:
     path = write(lar_home, "agent:\n  policies: off_topic\n")
     with pytest.raises(ConfigError, match=rf"{path}:2: agent.policies"):
         load_config()
+
+
+def test_a_model_overriding_the_default_is_named_once_in_errors(lar_home: Path) -> None:
+    write(
+        lar_home, "models:\n  - {name: default, engine: openai, base_url: 'http://127.0.0.1:9'}\n"
+    )
+    config = load_config()
+    assert config.model_names() == ["default"]
+    with pytest.raises(ConfigError) as unknown:
+        config.model_named("tiny")
+    assert str(unknown.value).endswith("unknown model 'tiny'; known: default")

@@ -201,7 +201,7 @@ class LarConfig(_Strict):
         dupes = {n for n in names if names.count(n) > 1}
         if dupes:
             raise ValueError(f"duplicate model names: {', '.join(sorted(dupes))}")
-        known = [DEFAULT_MODEL_NAME, *names]
+        known = self.model_names()
         named = [
             ("model", self.model),
             *(("fallbacks", f) for f in self.fallbacks),
@@ -218,8 +218,13 @@ class LarConfig(_Strict):
                 return m
         if name == DEFAULT_MODEL_NAME:
             return ModelConfig(name=DEFAULT_MODEL_NAME, engine="llamacpp")
-        known = ", ".join([DEFAULT_MODEL_NAME, *(m.name for m in self.models)])
+        known = ", ".join(self.model_names())
         raise ConfigError(f"unknown model {name!r}; known: {known}", key="model")
+
+    def model_names(self) -> list[str]:
+        """Every model name a run may use, each once: the embedded default (which a configured
+        model may override) and the configured ones."""
+        return list(dict.fromkeys([DEFAULT_MODEL_NAME, *(m.name for m in self.models)]))
 
     def candidates(self) -> list[str]:
         """The models the router chooses among: ``router.models``, else ``model`` and every
