@@ -1,4 +1,6 @@
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -159,3 +161,19 @@ def test_a_model_overriding_the_default_is_named_once_in_errors(lar_home: Path) 
     with pytest.raises(ConfigError) as unknown:
         config.model_named("tiny")
     assert str(unknown.value).endswith("unknown model 'tiny'; known: default")
+
+
+def test_the_readme_config_example_loads_as_written(lar_home: Path, monkeypatch: Any) -> None:
+    """The README's config.yaml, copied as it stands, with none of its variables set."""
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    block = readme.split("`$LAR_HOME/config.yaml`", 1)[1].split("```yaml\n", 1)[1]
+    example = block.split("```", 1)[0]
+    assert "models:" in example and "credentials:" in example  # the whole example
+    for name in re.findall(r"\$\{(\w+)", example):
+        monkeypatch.delenv(name, raising=False)
+    write(lar_home, example)
+    config = load_config()
+    assert config.model == "local" and [m.name for m in config.models] == ["local", "tiny"]
+    assert {k: v.get_secret_value() for k, v in config.tools.credentials.items()} == {
+        "bank_balance": ""
+    }

@@ -159,3 +159,8 @@ def test_auth_tools_need_a_configured_credential(tmp_path: Path) -> None:
     assert "tools.credentials.bank_balance" in missing.error.detail
     ex = ToolExecutor([bank_balance], credentials={"bank_balance": "tok-12345678"})
     assert asyncio.run(ex.run(call, ctx)).value == "used token ending 5678"
+    empty = ToolExecutor(
+        [bank_balance], credentials={"bank_balance": ""}, approver=lambda c, t: True
+    )
+    unset = asyncio.run(empty.run(call, ctx))  # `${BANK_TOKEN:-}` with the variable unset
+    assert unset.error is not None and "tools.credentials.bank_balance" in unset.error.detail

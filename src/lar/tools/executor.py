@@ -75,7 +75,8 @@ class ToolExecutor:
         self._max_workers = max_workers
         self.breaker = breaker or CircuitBreaker()
         self.permissions = dict(permissions or {})
-        self._credentials = dict(credentials or {})
+        # An empty credential (an unset ${VAR:-}) is none: the tool is refused, saying so.
+        self._credentials = {k: v for k, v in (credentials or {}).items() if v}
         self.retries = retries
         self.retry_backoff_s = retry_backoff_s
 
