@@ -96,3 +96,22 @@ def test_prompt_shows_the_split_and_the_recalled_memory(lar_home: Path) -> None:
     assert db.execute("SELECT count(*) FROM memory_recalls").fetchone()[0] == 0
     lar("prompt", "--estimate", "I live in Porto.", home=lar_home)
     assert db.execute("SELECT count(*) FROM memories").fetchone()[0] == 1
+
+
+def test_add_takes_the_framing_off_and_types_what_you_state(lar_home: Path, tmp_path: Path) -> None:
+    said = {
+        "Remember that I prefer green tea": ("preference", "I prefer green tea."),
+        "please note: my badge number is 4471": ("fact", "My badge number is 4471."),
+        "I live in Lisbon.": ("fact", "I live in Lisbon."),
+    }
+    for text in said:
+        assert lar("memory", "add", text, home=lar_home).returncode == 0
+    out = tmp_path / "mem.jsonl"
+    assert lar("memory", "export", str(out), home=lar_home).returncode == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+    assert sorted((r["type"], r["content"]) for r in records) == sorted(said.values())
+    # an explicit --type still wins
+    assert lar("memory", "add", "I like jazz", "--type", "fact", home=lar_home).returncode == 0
+    assert lar("memory", "export", str(out), home=lar_home).returncode == 0
+    added = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+    assert ("fact", "I like jazz.") in [(r["type"], r["content"]) for r in added]

@@ -51,17 +51,26 @@ def _memory() -> Iterator[AgentMemory]:
 @memory_app.command("add")
 def add(
     text: Annotated[str, typer.Argument(help="What to remember, one fact.")],
-    type: Annotated[str, typer.Option(help="preference, fact, task, episode or skill.")] = "fact",
+    type: Annotated[
+        str | None,
+        typer.Option(
+            help="preference, fact, task, episode or skill (default: preference when it says "
+            "what you like or avoid, else fact)."
+        ),
+    ] = None,
 ) -> None:
-    """Remember something you state (the write policy still applies: duplicates merge,
-    a changed fact becomes a new version, volatile values and secrets are refused)."""
+    """Remember something you state ("Remember that …" and the like are taken off; the write
+    policy still applies: duplicates merge, a changed fact becomes a new version, volatile
+    values and secrets are refused)."""
     from lar.memory import RETENTION_DAYS
+    from lar.memory.policy import statement
 
-    if type not in RETENTION_DAYS:
+    if type is not None and type not in RETENTION_DAYS:
         print_error(LarError(f"--type must be one of {', '.join(RETENTION_DAYS)} (got {type!r})"))
         raise typer.Exit(2)
+    said = statement(" ".join(text.split()))
     with _memory() as memory:
-        outcome = memory.write(" ".join(text.split()), type, source="cli")  # type: ignore[arg-type]
+        outcome = memory.write(said.content, type or said.type, source="cli")  # type: ignore[arg-type]
     if outcome.action == "refused":
         print_error(LarError(f"not stored: {outcome.reason}"))
         raise typer.Exit(1)

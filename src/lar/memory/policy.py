@@ -20,6 +20,7 @@ from typing import Literal
 __all__ = [
     "Statement",
     "user_statements",
+    "statement",
     "volatile",
     "supported",
     "split_sentences",
@@ -110,19 +111,27 @@ def user_statements(text: str) -> list[Statement]:
             continue
         if volatile(s):
             continue
-        if _EXPLICIT.match(s):  # "Remember that my badge number is 4471." → the fact itself
-            s = re.sub(
-                "^" + _OPENER + r"(?:please\s+)?(?:remember|note|keep in mind)(?:\s+that)?[,:]?\s+",
-                "",
-                s,
-                flags=re.I,
-            )
-            s = s[:1].upper() + s[1:]
-        if not s.endswith((".", "!")):
-            s += "."
-        kind: Literal["preference", "fact"] = "preference" if _PREFERENCE.search(s) else "fact"
-        found.append(Statement(kind, s))
+        found.append(statement(s))
     return found
+
+
+def statement(text: str) -> Statement:
+    """What a sentence the user states becomes as a memory: its framing taken off ("Remember
+    that my badge number is 4471." → the fact itself), ended with a full stop, and typed: a
+    preference when it says what the user likes or avoids, else a fact."""
+    s = text.strip(" \"'")
+    if _EXPLICIT.match(s):
+        s = re.sub(
+            "^" + _OPENER + r"(?:please\s+)?(?:remember|note|keep in mind)(?:\s+that)?[,:]?\s+",
+            "",
+            s,
+            flags=re.I,
+        )
+        s = s[:1].upper() + s[1:]
+    if not s.endswith((".", "!")):
+        s += "."
+    kind: Literal["preference", "fact"] = "preference" if _PREFERENCE.search(s) else "fact"
+    return Statement(kind, s)
 
 
 def supported(fact: str, evidence: list[str], share: float = 0.6) -> bool:
