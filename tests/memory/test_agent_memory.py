@@ -15,7 +15,7 @@ from lar.memory.embed import MiniLMEmbedder
 from lar.memory.store import MemoryStore
 from lar.tools.base import ToolContext, tool
 from lar.tools.builtin.memory import memory_search, start_long_term_update
-from lar.types import MemoryRecalled, MemoryWritten
+from lar.types import MemoryRecalled, MemoryWritten, Message
 
 
 @pytest.fixture(scope="module")
@@ -318,3 +318,25 @@ def test_tools_never_see_what_memory_adds_to_the_prompt(lar_home: Path) -> None:
         agent.close()
     assert seen == [{}]  # the session's prompt parts are typed and not in the tools' state
     assert "I live in Porto." in engine.calls[1][0].content  # yet memory reached the prompt
+
+
+def test_a_reset_forgets_the_last_task_and_an_aside_stays_out_of_the_log(lar_home: Path) -> None:
+    import sqlite3
+
+    mem = AgentMemory(MemoryStore(lar_home / "lar.db", index_dir=lar_home / "memory"))
+    engine = ScriptedEngine(["Kyoto is in Japan.", "It is noon.", "Hello!"])
+    agent = Agent(engine=engine, memory=mem)
+    history: list[Message] = []
+    list(agent.stream("Where is Kyoto?", history=history))
+    assert "Where is Kyoto?" in mem.working()
+    list(agent.stream("what time is it", history=list(history), aside=True))
+    assert "what time" not in mem.working()  # the side question is not the last task
+    db = sqlite3.connect(lar_home / "lar.db")
+    logged = [row[0] for row in db.execute("SELECT content FROM memory_turns")]
+    db.close()
+    assert logged == ["Where is Kyoto?", "Kyoto is in Japan."]  # nor in the conversation's log
+    history.clear()
+    agent.session().reset()
+    list(agent.stream("Hi", history=history))
+    assert "Kyoto" not in " ".join(m.content for m in engine.calls[-1])  # nothing carried over
+    agent.close()

@@ -253,10 +253,16 @@ class Agent:
         return await self.session().arun(text, history=history, urgency=urgency)
 
     def stream(
-        self, text: str, *, history: list[Message] | None = None, urgency: float = 0.0
+        self,
+        text: str,
+        *,
+        history: list[Message] | None = None,
+        urgency: float = 0.0,
+        aside: bool = False,
     ) -> Iterator[Event]:
-        """Events as they happen (blocking iterator), text deltas included."""
-        return self.session().stream(text, history=history, urgency=urgency)
+        """Events as they happen (blocking iterator), text deltas included; ``aside``: a side
+        question (``Session.astream``)."""
+        return self.session().stream(text, history=history, urgency=urgency, aside=aside)
 
     def astream(
         self,

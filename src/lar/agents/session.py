@@ -150,11 +150,14 @@ class Session:
         history: list[Message] | None = None,
         stream_text: bool = True,
         urgency: float = 0.0,
+        aside: bool = False,
     ) -> AsyncIterator[Event]:
         """Events for one user message. ``history`` (if given) is extended in place.
 
         The router picks the model first (``urgency`` above 0.8 asks for the smallest). With a
         task store every step is checkpointed; the run id is the task id and the trace id.
+        ``aside``: a side question; memory neither logs it for the conversation's summary nor
+        keeps it as the last task's note.
         """
         runner = self.runner
         decision = self.route(text, urgency=urgency)
@@ -188,7 +191,8 @@ class Session:
         if self.memory is not None:
             prelude += await self._consolidate_if_due()
             prelude += self._memory_begin(text)
-            log_turn(self.memory, "user", text)
+            if not aside:
+                log_turn(self.memory, "user", text)
         try:
             async for event in self._drive(model, messages, run_id, recorder, stream_text, prelude):
                 if trace is not None:
@@ -199,7 +203,7 @@ class Session:
                 lock.release()
             if trace is not None and not trace.done:
                 trace.finish()  # interrupted: still a trace, outcome "interrupted"
-        if self.memory is not None:
+        if self.memory is not None and not aside:
             answer = _final_text(messages)
             log_turn(self.memory, "assistant", answer)
             self.memory.save_working(text, answer, self.state.get(CHECKPOINT_KEY, ""))
@@ -444,10 +448,22 @@ class Session:
             exclusive_loop.reset(token)
 
     def stream(
-        self, text: str, *, history: list[Message] | None = None, urgency: float = 0.0
+        self,
+        text: str,
+        *,
+        history: list[Message] | None = None,
+        urgency: float = 0.0,
+        aside: bool = False,
     ) -> Iterator[Event]:
         """Events as they happen (blocking iterator), text deltas included."""
-        return self._iterate(self.astream(text, history=history, stream_text=True, urgency=urgency))
+        return self._iterate(self.astream(text, history=history, urgency=urgency, aside=aside))
+
+    def reset(self) -> None:
+        """A fresh start for the conversation: the run state and the last task's note go (the
+        caller clears its history; memories stay)."""
+        self.state.clear()
+        if self.memory is not None:
+            self.memory.clear_working()
 
     def resume(self, task_id: str) -> Iterator[Event]:
         """Events of a resumed task (blocking iterator)."""

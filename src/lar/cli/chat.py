@@ -104,7 +104,7 @@ class ChatSession:
             return False
         if cmd == "/reset":
             self.history.clear()
-            self.agent.state.clear()
+            self.agent.session().reset()
             self.out.print("[dim]conversation cleared[/dim]")
         elif cmd == "/model":
             if arg.strip():
@@ -121,8 +121,9 @@ class ChatSession:
             if not arg.strip():
                 self.out.print("usage: /btw QUESTION")
             else:
-                # A copy: the side exchange is seen by neither the next turn nor the task.
-                self.turn(arg.strip(), history=list(self.history))
+                # A copy: the side exchange is seen by neither the next turn nor the task,
+                # and memory keeps it out of the conversation's summary.
+                self.show(self.agent.stream(arg.strip(), history=list(self.history), aside=True))
         elif cmd == "/resume":
             self.resume(arg.strip() or None)
         elif cmd == "/help":
@@ -146,9 +147,8 @@ class ChatSession:
         self.show(self.agent.resume(task_id))
         self.history, _ = store.load_checkpoint(task_id)
 
-    def turn(self, text: str, history: list[Message] | None = None) -> None:
-        target = self.history if history is None else history
-        self.show(self.agent.stream(text, history=target))
+    def turn(self, text: str) -> None:
+        self.show(self.agent.stream(text, history=self.history))
 
     def show(self, events: Any) -> None:
         log = StagedLog(console=console_err())

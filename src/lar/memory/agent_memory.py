@@ -147,6 +147,10 @@ class AgentMemory:
             (self.scope, content, time.time()),
         )
 
+    def clear_working(self) -> None:
+        """Forget the last task's note (a conversation reset: the next prompt carries none)."""
+        self.store.db.execute("DELETE FROM working_memory WHERE scope = ?", (self.scope,))
+
     # --- writing ----------------------------------------------------------------------------
 
     def note_result(self, ok: bool, content: str, *, outside: bool = False) -> None:
