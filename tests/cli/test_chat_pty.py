@@ -180,3 +180,22 @@ def test_chat_previews_a_shell_run_and_applies_only_on_yes(lar_home: Path, tmp_p
         finally:
             child.close(force=True)
     assert not (ws / "build").exists() and (ws / "clean.log").read_text() == "done\n"
+
+
+def test_the_answer_ends_its_own_line_before_the_log_goes_on(
+    lar_home: Path, tmp_path: Path
+) -> None:
+    with MockOpenAIServer([text_reply("Lisbon is in Portugal.")], repeat_last=True) as srv:
+        configure_mock(lar_home, srv.url)
+        child = spawn_chat(lar_home, tmp_path)
+        try:
+            child.expect("you> ")
+            child.sendline("where is Lisbon?")
+            child.expect("Lisbon is in Portugal.")
+            after = child.readline()  # what follows the answer on its line
+            assert after.strip() == "", repr(after)
+            child.expect("you> ")
+            child.sendline("/exit")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)

@@ -155,13 +155,18 @@ class ChatSession:
         streamed = False
         status = self.out.status("thinking…", spinner="dots")
         status.start()
+        open_line = False  # streamed text not yet ended by a newline
         try:
             for event in events:
                 if isinstance(event, TextDelta):
                     status.stop()
                     self.out.print(event.text, end="", markup=False)
-                    streamed = True
-                elif isinstance(event, ToolCallStarted):
+                    streamed, open_line = True, not event.text.endswith("\n")
+                    continue
+                if open_line and not isinstance(event, Final):
+                    self.out.print()  # the answer on its own line, not run into a log line
+                    open_line = False
+                if isinstance(event, ToolCallStarted):
                     status.stop()
                     shown = short(call_text(event.call.name, event.call.arguments))
                     self.out.print(f"[dim]→ {escape(shown)}[/dim]")
@@ -173,7 +178,8 @@ class ChatSession:
                     status.stop()
                     if not streamed:
                         self.out.print(event.text, markup=False, end="")
-                    self.out.print()
+                    if open_line or not streamed:
+                        self.out.print()
                     log.handle(event)
                 else:
                     log.handle(event)
