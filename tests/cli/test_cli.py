@@ -10,8 +10,10 @@ import pytest
 from lar.testing import MockOpenAIServer, text_reply, tool_call_reply
 
 
-def lar(*args: str, home: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {"LAR_HOME": str(home), "PATH": "/usr/bin:/bin", "COLUMNS": "200"}
+def lar(
+    *args: str, home: Path, cwd: Path | None = None, columns: int = 200
+) -> subprocess.CompletedProcess[str]:
+    env = {"LAR_HOME": str(home), "PATH": "/usr/bin:/bin", "COLUMNS": str(columns)}
     return subprocess.run(
         [sys.executable, "-m", "lar", *args],
         capture_output=True,
@@ -204,3 +206,31 @@ def test_help_is_in_plain_words_without_spec_codes() -> None:
     assert len(found) > 50  # every command and option was walked
     coded = [(where, t) for where, t in found if re.search(r"\b[A-Z]\d{1,2}\b", t)]
     assert coded == []
+
+
+def test_listings_read_at_80_columns(lar_home: Path, workspace: Path) -> None:
+    """lar tasks, lar trace list and lar model list in a pipe at 80 columns: no line wider,
+    every header and id whole (nothing squeezed to "q…")."""
+    question = "Which of my notes mention milk, and what else should I buy this week for dinner?"
+    with MockOpenAIServer([text_reply("Only notes.txt mentions milk.")], repeat_last=True) as srv:
+        configure(lar_home, srv.url)
+        ran = lar("run", "--json", question, home=lar_home, cwd=workspace)
+    assert ran.returncode == 0, ran.stderr
+    run_id = next(json.loads(x)["run_id"] for x in ran.stdout.splitlines() if '"run_started"' in x)
+    for args, headers in (
+        (("tasks",), ["id", "status", "updated", "request"]),
+        (("trace", "list"), ["id", "when", "model", "outcome", "ms", "tokens", "query"]),
+        (("model", "list"), ["name", "engine", "where", "params", "context", "local"]),
+    ):
+        out = lar(*args, home=lar_home, columns=80)
+        assert out.returncode == 0, out.stderr
+        lines = out.stdout.splitlines()
+        assert max(len(line) for line in lines) <= 80, out.stdout
+        assert lines[0].split() == headers, out.stdout
+        row = lines[2].split()
+        if args == ("tasks",):
+            assert row[:2] == [run_id, "succeeded"] and row[4:6] == ["Which", "of"]
+        elif args == ("trace", "list"):
+            assert row[0] == run_id and row[3:5] == ["mock", "answer"] and row[7] == "Which"
+        else:
+            assert row[:2] == ["default", "llamacpp"] and {"1.5B", "32768", "yes"} <= set(row)

@@ -109,13 +109,13 @@ def test_interrupted_run_exits_130_and_resumes(
         assert "Traceback" not in output and "RuntimeError" not in output
         assert f"lar resume {task_id}" in output
         listing = lar(lar_home, ws, "tasks").stdout
-        assert re.search(rf"{task_id}\s*│\s*interrupted", listing), listing
+        assert re.search(rf"{task_id}\s+interrupted", listing), listing
         assert _sandbox_processes(ws) == []  # the tool's process group was killed
 
         resumed = lar(lar_home, ws, "resume", "--yes", task_id)
         assert resumed.returncode == 0, resumed.stderr
         assert resumed.stdout.strip() == "finished after the tool"
-    assert re.search(rf"{task_id}\s*│\s*succeeded", lar(lar_home, ws, "tasks").stdout)
+    assert re.search(rf"{task_id}\s+succeeded", lar(lar_home, ws, "tasks").stdout)
 
 
 def test_a_live_task_cannot_be_resumed_twice_and_a_killed_one_is_listed_interrupted(
@@ -132,7 +132,7 @@ def test_a_live_task_cannot_be_resumed_twice_and_a_killed_one_is_listed_interrup
             task_id = child.match.group(1)
             wait_for(lambda: model.calls > 0)
             listing = lar(lar_home, ws, "tasks").stdout
-            assert re.search(rf"{task_id}\s*│\s*running", listing), listing
+            assert re.search(rf"{task_id}\s+running", listing), listing
             second = lar(lar_home, ws, "resume", "--yes", task_id)
             assert second.returncode == 1
             assert "is running in another process" in second.stderr
@@ -143,7 +143,7 @@ def test_a_live_task_cannot_be_resumed_twice_and_a_killed_one_is_listed_interrup
             child.close(force=True)
             model.release.set()
         listing = lar(lar_home, ws, "tasks").stdout
-        assert re.search(rf"{task_id}\s*│\s*interrupted", listing), listing
+        assert re.search(rf"{task_id}\s+interrupted", listing), listing
         resumed = lar(lar_home, ws, "resume", "--yes", task_id)
         assert resumed.returncode == 0, resumed.stderr
         assert resumed.stdout.strip() == "finished after the tool"
@@ -173,4 +173,4 @@ def test_ctrl_c_in_chat_stops_the_turn_and_keeps_the_session(
             model.release.set()
         assert "Traceback" not in (child.before or "")
         listing = lar(lar_home, tmp_path, "tasks").stdout
-        assert re.search(rf"{task_id}\s*│\s*interrupted", listing), listing
+        assert re.search(rf"{task_id}\s+interrupted", listing), listing

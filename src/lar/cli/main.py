@@ -362,10 +362,7 @@ def tasks(
     limit: Annotated[int, typer.Option(min=1, help="How many, newest first.")] = 20,
 ) -> None:
     """List recent tasks and their states (pending, running, waiting_user, succeeded, failed)."""
-    import time as _time
-
     from rich.console import Console
-    from rich.table import Table
 
     from lar.agents import TaskStore
     from lar.config import load_config
@@ -375,12 +372,13 @@ def tasks(
     except LarError as exc:
         print_error(exc)
         raise typer.Exit(2) from None
-    table = Table("id", "status", "updated", "request")
+    from lar.cli.tables import table, when
+
+    listing = table("id", "status", "updated", "request", text="request")
     for t in store.list(limit):
-        when = _time.strftime("%Y-%m-%d %H:%M:%S", _time.localtime(t.updated))
-        table.add_row(t.id, t.status, when, short(t.request, 60))
+        listing.add_row(t.id, t.status, when(t.updated), escape(short(t.request, 80)))
     store.close()
-    Console().print(table)
+    Console().print(listing)
 
 
 @app.command()

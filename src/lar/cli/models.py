@@ -96,7 +96,6 @@ def model_serve(
 def model_list() -> None:
     """Show the configured models and which one is used by default."""
     from rich.console import Console
-    from rich.table import Table
 
     from lar.config import DEFAULT_MODEL_NAME, load_config
     from lar.engines import DEFAULT_MODEL, model_path
@@ -106,11 +105,14 @@ def model_list() -> None:
     except LarError as exc:
         print_error(exc)
         raise typer.Exit(2) from None
+    from lar.cli.tables import table, wide
     from lar.engines import describe
 
-    table = Table(
-        "name", "engine", "where", "params", "context", "tags", "local", "$/1M in/out", ""
-    )
+    out = Console()
+    full = wide(out)  # tags and prices from 100 columns on
+    columns = ["name", "engine", "where", "params", "context"]
+    listing = table(*columns, *(["tags", "$/1M in/out"] if full else []), "local", "",
+                    text="where")  # fmt: skip
     installed = model_path(config.models_dir).is_file()
     names = [DEFAULT_MODEL_NAME, *(m.name for m in config.models if m.name != DEFAULT_MODEL_NAME)]
     for name in names:
@@ -125,15 +127,15 @@ def model_list() -> None:
             marks.append("default")
         if name in config.candidates():
             marks.append("routed")
-        table.add_row(
+        price = f"{info.price_in_per_m:g}/{info.price_out_per_m:g}"
+        listing.add_row(
             name,
             cfg.engine,
             where,
             f"{info.params_b:g}B" if info.params_b is not None else "?",
             str(info.context_length or "?"),
-            ", ".join(sorted(info.tags)),
+            *([", ".join(sorted(info.tags)), price] if full else []),
             "yes" if info.local else "cloud",
-            f"{info.price_in_per_m:g}/{info.price_out_per_m:g}",
             " ".join(marks),
         )
-    Console().print(table)
+    out.print(listing)

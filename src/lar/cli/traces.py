@@ -46,22 +46,27 @@ def trace_list(
     model: Annotated[str | None, typer.Option(help="Only runs routed to this model.")] = None,
 ) -> None:
     """Recent runs: id, when, model and why, outcome, latency, tokens, feedback."""
+    from lar.cli.tables import table, when, wide
+
     _, store = _store()
-    table = Table("id", "when", "model", "rule", "outcome", "ms", "tokens", "fb", "query")
+    out = Console()
+    full = wide(out)  # the routing rule and feedback from 100 columns on
+    columns = ["id", "when", "model", *(["rule"] if full else []), "outcome", "ms", "tokens"]
+    listing = table(*columns, *(["fb"] if full else []), "query", text="query")
     for t in store.recent(limit, model=model):
-        table.add_row(
+        listing.add_row(
             t.id,
-            _when(t.created),
+            when(t.created),
             t.model or "",
-            t.rule or "",
+            *([t.rule or ""] if full else []),
             t.outcome,
             f"{t.latency_ms:.0f}" if t.latency_ms is not None else "",
             str(t.prompt_tokens + t.completion_tokens),
-            _fb(t.feedback),
-            escape(short(t.query, 50)),
+            *([_fb(t.feedback)] if full else []),
+            escape(short(t.query, 80 if full else 40)),
         )
     store.close()
-    Console().print(table)
+    out.print(listing)
 
 
 def _step_label(s: Any) -> str:
