@@ -62,8 +62,7 @@ def add(
     """Remember something you state ("Remember that …" and the like are taken off; the write
     policy still applies: duplicates merge, a changed fact becomes a new version, volatile
     values and secrets are refused)."""
-    from lar.memory import RETENTION_DAYS
-    from lar.memory.policy import statement
+    from lar.memory import RETENTION_DAYS, statement
 
     if type is not None and type not in RETENTION_DAYS:
         print_error(LarError(f"--type must be one of {', '.join(RETENTION_DAYS)} (got {type!r})"))

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from lar.memory.agent_memory import AgentMemory
     from lar.memory.consolidate import due_sessions
     from lar.memory.embed import Embedder, EmbedderMissing, minilm_dir
+    from lar.memory.policy import Statement, statement
     from lar.memory.store import RETENTION_DAYS, MemoryStore, NewMemory
 
 __all__ = [
@@ -24,6 +25,8 @@ __all__ = [
     "EmbedderMissing",
     "minilm_dir",
     "due_sessions",
+    "Statement",
+    "statement",
 ]
 
 __getattr__, __dir__ = lazy_exports(
@@ -35,6 +38,8 @@ __getattr__, __dir__ = lazy_exports(
         "EmbedderMissing": "lar.memory.embed",
         "minilm_dir": "lar.memory.embed",
         "due_sessions": "lar.memory.consolidate",
+        "Statement": "lar.memory.policy",
+        "statement": "lar.memory.policy",
     },
 )
 
