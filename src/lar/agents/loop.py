@@ -33,6 +33,7 @@ from lar.agents.policy import (
     WithholdTools,
     apply,
 )
+from lar.agents.replies import engine_error, model_called, parse_notices
 from lar.agents.request import (
     DEFAULT_SYSTEM_PROMPT,
     CallSniffer,
@@ -59,7 +60,6 @@ from lar.types import (
     Event,
     Final,
     Message,
-    ModelCalled,
     ModelResponse,
     Notice,
     RunStarted,
@@ -81,22 +81,6 @@ __all__ = [
     "render_history",
     "fit_request",
 ]
-
-
-def _model_called(
-    turn: int, engine: Engine, response: ModelResponse, tool_calls: int, **more: Any
-) -> ModelCalled:
-    """The event for one model call, named by what answered (or the engine's own name)."""
-    return ModelCalled(
-        turn=turn,
-        model=response.model or engine.name,
-        engine=response.engine or engine.kind,
-        usage=response.usage,
-        timings=response.timings,
-        tool_calls=tool_calls,
-        source=response.source or engine.name,
-        **more,
-    )
 
 
 def _specs(tools: Sequence[Tool] | None) -> list[ToolSpec] | None:
@@ -383,7 +367,7 @@ class _Loop:
                     settings.meter.stop(metering)  # ends a polling thread, if any
                 if self.recorder is not None:
                     self.recorder.status("failed", error=str(exc))
-                self.failed = _engine_error(exc)
+                self.failed = engine_error(exc)
                 return
         assert response is not None
         energy = settings.meter.stop(metering) if settings.meter is not None else (None, None)
@@ -394,11 +378,11 @@ class _Loop:
             parsed = parse_constrained(response, known)
         else:
             parsed = extract_calls(response, known, codeact=settings.codeact)
-        yield _model_called(
+        yield model_called(
             run.turn, self.engine, response, len(parsed.calls), repaired=parsed.repaired,
             energy_j=energy[0], power_w=energy[1], failover=response.failover, prompt_parts=parts,
         )  # fmt: skip
-        for event in _parse_notices(response, parsed, self.engine):
+        for event in parse_notices(response, parsed, self.engine):
             self.cut_off = self.cut_off or event.code == Code.CUT_CALL
             yield event
         reply = take_reply(parsed.calls, self.tools) if settings.track == "protocol" else None
@@ -429,7 +413,7 @@ class _Loop:
             energy = settings.meter.stop(metering) if settings.meter is not None else (None, None)
         run.usage = run.usage + response.usage
         self.events.append(
-            _model_called(
+            model_called(
                 run.turn,
                 self.engine,
                 response,
@@ -483,37 +467,6 @@ class _Loop:
             self._record(call, result)
             turn.results.append(result)
             failed = failed or not result.ok
-
-
-def _engine_error(exc: EngineError) -> ErrorEvent:
-    return ErrorEvent(
-        code=Code.ENGINE_ERROR,
-        message=str(exc),
-        kind=type(exc).__name__,
-        status=exc.status,
-        retryable=exc.retryable,
-        engine=exc.engine,
-        cause=exc,
-    )
-
-
-def _parse_notices(response: ModelResponse, parsed: Any, engine: Engine) -> list[Notice]:
-    """What the user should know of how a reply was read; a call in a reply cut off at
-    max_tokens is taken out of ``parsed`` (it does not run)."""
-    out = []
-    if response.failover:
-        shown = " | ".join(response.failover)
-        by = response.model or engine.name
-        out.append(Notice(Code.FAILOVER, f"answered by {by} after: {shown}"))
-    if parsed.repaired:
-        out.append(Notice(Code.REPAIRED, f"repaired malformed tool-call JSON ({parsed.format})"))
-        if response.finish_reason == "length" and parsed.calls:
-            # Mended JSON of a reply cut off at max_tokens: its last values are cut too.
-            shown = ", ".join(c.name for c in parsed.calls)
-            out.append(Notice(Code.CUT_CALL, f"not run, cut off at max_tokens: {shown}"))
-            parsed.calls, parsed.text = [], ""
-    out.extend(Notice(Code.PARSE_WARNING, w) for w in parsed.warnings)
-    return out
 
 
 def _ms(since: float) -> float:
