@@ -70,12 +70,15 @@ class Code(StrEnum):
     CONSOLIDATED = "consolidated"
     UNCONSTRAINED = "unconstrained"
     CUT_CALL = "cut_call"
+    LEAKED_TEXT = "leaked_text"
+    INVENTED_RESULT = "invented_result"
     # corrections: the loop did something about a reply instead of taking it
     DESCRIBED_CALL = "described_call"
     DEFERRED_CALL = "deferred_call"
     UNGROUNDED_CALL = "ungrounded_call"
     OFF_TOPIC_CALL = "off_topic_call"
     INVENTED_OPTION = "invented_option"
+    UNCHECKED_FIGURE = "unchecked_figure"
     # tool calls that did not run, or failed
     UNKNOWN_TOOL = "unknown_tool"
     NOT_ALLOWED = "not_allowed"

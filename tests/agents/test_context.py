@@ -21,17 +21,17 @@ from lar.types import ContextCompressed, Message
 
 
 def test_allocate_gives_unused_share_to_the_parts_that_need_it() -> None:
-    assert allocate(1000, {"system": 150, "history": 400, "memory": 300, "tools": 150}) == {
+    assert allocate(1000, {"system": 150, "history": 400, "memory": 230, "tools": 220}) == {
         "system": 150,
         "history": 400,
-        "memory": 300,
-        "tools": 150,
+        "memory": 230,
+        "tools": 220,
     }
-    # memory needs nothing: its 300 flow to history first, then tools.
+    # memory needs nothing: its 230 flow to history first, then tools.
     need = {"system": 100, "history": 900, "memory": 0, "tools": 400}
     limits = allocate(1000, need)
-    assert limits["history"] == 400 + 50 + 300  # system's and memory's unused shares
-    assert limits["tools"] == 150  # nothing left over for tools
+    assert limits["history"] == 400 + 50 + 230  # system's and memory's unused shares
+    assert limits["tools"] == 220  # nothing left over for tools
     assert sum(min(need[p], limits[p]) for p in need) == 1000  # all of it used, no more
 
 

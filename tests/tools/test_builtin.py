@@ -25,7 +25,8 @@ def test_file_read_ranges_and_keyword(ctx: ToolContext) -> None:
     (ctx.workspace / "a.txt").write_text("\n".join(f"line {i}" for i in range(1, 11)))
     assert file_read("a.txt", ctx, start_line=2, end_line=3) == "2: line 2\n3: line 3"
     assert file_read("a.txt", ctx, keyword="LINE 10") == "8: line 8\n9: line 9\n10: line 10"
-    assert "no line contains 'zzz'" in file_read("a.txt", ctx, keyword="zzz")
+    missing = file_read("a.txt", ctx, keyword="zzz")
+    assert missing.startswith("[no line contains 'zzz'; the whole file:]\n1: line 1\n")
     with pytest.raises(FileNotFoundError, match="no file 'b.txt'"):
         file_read("b.txt", ctx)
 

@@ -52,7 +52,9 @@ def test_a_directory_swapped_for_a_symlink_never_leads_outside(tmp_path: Path) -
             except OSError as exc:
                 failures.append(exc.errno or 0)
 
-    executor = ToolExecutor(builtin_tools(), approver=lambda c, t: True)
+    # Writes are allowed; a read that asks (it would read outside) is not: no unapproved
+    # read may ever land outside the workspace.
+    executor = ToolExecutor(builtin_tools(), approver=lambda c, t: t.name != "file_read")
     ctx = ToolContext(workspace=ws)
     thread = threading.Thread(target=racer, daemon=True)
     thread.start()

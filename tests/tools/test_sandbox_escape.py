@@ -53,8 +53,8 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     return {"home": home, "outside": outside, "ws": ws, "lar_home": lar_home}
 
 
-def call(env: dict[str, Path], name: str, **args: object) -> ToolResult:
-    executor = ToolExecutor(builtin_tools(), approver=lambda c, t: True)
+def call(env: dict[str, Path], name: str, yes: bool = True, **args: object) -> ToolResult:
+    executor = ToolExecutor(builtin_tools(), approver=lambda c, t: yes)
     ctx = ToolContext(workspace=env["ws"])
     try:
         return asyncio.run(executor.run(ToolCall("c", name, dict(args)), ctx))
@@ -88,9 +88,19 @@ def test_file_read_refuses_the_ssh_key(env: dict[str, Path]) -> None:
     assert not r.ok and "outside the workspace" in r.content and "planted" not in r.content
 
 
-def test_file_read_refuses_parent_traversal(env: dict[str, Path]) -> None:
-    r = call(env, "file_read", path="../outside/secret.txt")
-    assert not r.ok and "outside-secret" not in r.content
+def test_file_read_refuses_parent_traversal_without_a_yes(env: dict[str, Path]) -> None:
+    r = call(env, "file_read", yes=False, path="../outside/secret.txt")
+    assert not r.ok and "outside-secret" not in r.content and "confirmation" in r.content
+    allowed = call(env, "file_read", path="../outside/secret.txt")
+    assert allowed.ok and "outside-secret" in allowed.content  # read-only, with the yes
+
+
+def test_the_home_folders_hidden_files_are_never_read_even_with_a_yes(
+    env: dict[str, Path],
+) -> None:
+    for path in ("~/.ssh/id_rsa", str(env["home"] / ".ssh" / "id_rsa"), "/proc/self/environ"):
+        r = call(env, "file_read", path=path)
+        assert not r.ok and "never read" in r.content and "planted" not in r.content, path
 
 
 def test_environment_secrets_are_scrubbed(env: dict[str, Path]) -> None:

@@ -42,7 +42,7 @@ __all__ = [
     "PER_MESSAGE",
 ]
 
-SHARES: dict[str, float] = {"system": 0.15, "history": 0.40, "memory": 0.30, "tools": 0.15}
+SHARES: dict[str, float] = {"system": 0.15, "history": 0.40, "memory": 0.23, "tools": 0.22}
 PER_MESSAGE = 5  # chat-template tokens around each message (<|im_start|>role … <|im_end|>)
 KEEP_ROUNDS = 2
 SUMMARY_CHARS = 100

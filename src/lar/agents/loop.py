@@ -13,6 +13,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+from lar.agents.answers import for_user, how_to_allow, notices
 from lar.agents.calls import (
     blocked,
     execute,
@@ -49,7 +50,7 @@ from lar.agents.state import Status, TaskRecorder
 from lar.calling.constrained import AnswerStream, parse_constrained, response_format
 from lar.calling.corrections import prepare
 from lar.calling.native import extract_calls
-from lar.calling.prompt import REPLY_TOOL, clean_answer, has_reply, take_reply
+from lar.calling.prompt import REPLY_TOOL, clean_answer, has_reply, take_reply, tool_listing
 from lar.engines.base import Engine
 from lar.errors import EngineError
 from lar.tools.base import Tool, ToolContext
@@ -198,6 +199,7 @@ class _Loop:
         self.ended = False
         self.unconstrained = False  # the endpoint refused JSON Schema decoding once
         self.cut_off = False  # this turn's calls were cut off at max_tokens
+        self.sent: list[str] = []  # every text the model was sent in this run
 
     def new_turn(self) -> Turn:
         memory = render_memory(self.carried.memory) if self.carried.memory else ""
@@ -340,6 +342,7 @@ class _Loop:
             else:
                 yield item
         turn.request = request
+        self.sent.extend(m.content for m in request)
         tools_on = bool(listed) and not run.answer_mode
         native = listed if settings.track == "native" and tools_on else None
         constrain = settings.track == "constrained" and tools_on and not self.unconstrained
@@ -404,6 +407,7 @@ class _Loop:
         if settings.n_ctx and await self._size(messages) + settings.reserve > settings.n_ctx:
             return None
         metering = settings.meter.start() if settings.meter is not None else None
+        self.sent.extend(m.content for m in messages)
         try:
             response = await self.engine.generate(messages, None, **settings.params)
         except EngineError as exc:
@@ -426,11 +430,27 @@ class _Loop:
         return response
 
     async def finish(self, answer: str, reason: Any) -> AsyncIterator[Event]:
+        if reason == "answer":
+            answer = await self.for_user(answer)
+            for event in self.drain():
+                yield event
         self.history.append(Message("assistant", answer))
         status: Status = "succeeded" if reason == "answer" else "failed"
         finish_task(self.recorder, self.history, self.ctx, status, answer)
         self.ended = True
         yield self.final(answer, reason)
+
+    async def for_user(self, answer: str) -> str:
+        """The answer as the user gets it (lar.agents.answers); its notices go to ``events``."""
+        own = [self.settings.system_prompt, tool_listing(self.tools)]
+        if self.carried.memory:
+            own.append(render_memory(self.carried.memory))
+        checked = for_user(
+            answer, sent=self.sent, history=self.history, results=list(self.run.completed.values()),
+            own=own, how=how_to_allow(self.executor.approver),
+        )  # fmt: skip
+        self.events.extend(notices(checked))
+        return checked.text
 
     async def out_of_turns(self, turn: Turn) -> AsyncIterator[Event]:
         names = ", ".join(c.name for c in turn.calls)

@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import ClassVar, Literal
 
+from lar.agents.answers import invented_figures
 from lar.agents.policy import (
     ACCEPT,
     AddCalls,
@@ -381,6 +382,44 @@ class DescribedCall(Policy):
         )
 
 
+CALCULATOR = "calculate"
+"""The built-in tool figures worked out from data should come from (lar.tools.builtin.calc)."""
+
+
+@_register
+class UncheckedFigure(Policy):
+    name: ClassVar[str] = "unchecked_figure"
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
+    about: ClassVar[str] = (
+        "an answer after tool data with a figure that neither the data nor the user gave (a "
+        "sum worked out in the model's head): asked once to work it out with the calculator"
+    )
+
+    async def before_answer(self, turn: Turn) -> Verdict:
+        run = turn.run
+        if run.last_turn or run.answer_mode or self_fired(turn, self.name):
+            return ACCEPT
+        results = list(run.completed.values())
+        if CALCULATOR not in turn.tools or any(r.name == CALCULATOR for r in results):
+            return ACCEPT
+        if not any(r.ok and any(ch.isdigit() for ch in r.content) for r in results):
+            return ACCEPT  # no figures came from a tool: nothing to work out from
+        figures = invented_figures(turn.text, [turn.grounding()])
+        if not figures:
+            return ACCEPT
+        shown = ", ".join(figures[:3])
+        return Retry(
+            Code.UNCHECKED_FIGURE,
+            f"the answer gives {shown}, which no tool result or message holds",
+            nudge=(
+                f"{shown} is not in the tool results: do not work figures out yourself. Reply "
+                f"with only this call, its expression written with the numbers from the "
+                f'results:\n<tool_call>\n{{"name": "{CALCULATOR}", "arguments": '
+                f'{{"expression": "..."}}}}\n</tool_call>'
+            ),
+        )
+
+
 DEFAULT_PROFILE: Sequence[str] = (
     InventedTool.name,
     InventedOption.name,
@@ -390,5 +429,6 @@ DEFAULT_PROFILE: Sequence[str] = (
     DoubtedValues.name,
     MoreCalls.name,
     DescribedCall.name,
+    UncheckedFigure.name,
 )
 """Every policy, in the order the loop consults them (a model's catalog entry may list fewer)."""

@@ -117,8 +117,9 @@ MORE_CALLS_NUDGE = (
     "calls my request needs, one <tool_call> block each, including the ones above."
 )
 _SEVERAL_RE = re.compile(
-    r"[,;&、，；]|(?<![\w'-])(?:and|both|also|e|y|et|und|sowie|ambos|ambas|aussi|auch|"
-    r"também|también)(?![\w'-])|[和与及跟]",
+    r"(?<!\d),|,(?!\d)|[;&、，；]"  # a comma between digits is a number's (2,340; 3,5)
+    r"|(?<![\w'-])(?:and|both|also|e|y|et|und|sowie|ambos|ambas|aussi|auch|também|también)"
+    r"(?![\w'-])|[和与及跟]",
     re.I,
 )
 

@@ -198,10 +198,10 @@ def ungrounded(tool: Tool, arguments: Mapping[str, Any], context: str) -> list[s
 
 
 def invented_options(tool: Tool, arguments: Mapping[str, Any], context: str) -> list[str]:
-    """Optional free-text or number arguments given a value ``context`` does not hold and
-    that is not the parameter's default: ``end_line=1`` for "What version does pyproject.toml
-    declare?" (the tool's own default applies when it is left out). Enums, flags, lists and
-    objects are not judged."""
+    """Optional free-text or number arguments (or ones the tool does not take at all) given a
+    value ``context`` does not hold and that is not the parameter's default: ``end_line=1``
+    for "What version does pyproject.toml declare?" (the tool's own default applies when it is
+    left out). Enums, flags, lists and objects are not judged."""
     schema = tool.parameters
     props = schema.get("properties", {})
     required = set(schema.get("required", []))
@@ -209,6 +209,12 @@ def invented_options(tool: Tool, arguments: Mapping[str, Any], context: str) -> 
     out = []
     for name, value in arguments.items():
         spec = props.get(name)
+        if spec is None and not isinstance(value, dict | list | bool):
+            # An argument the tool does not take (another tool's ``max_chars=4000``): left out
+            # unless the request gave its value, then the tool's error tells the model.
+            if not _grounded(value, context, words, numbers):
+                out.append(name)
+            continue
         if name in required or not isinstance(spec, dict) or isinstance(value, bool):
             continue
         if not _scalar_types(spec) or ("default" in spec and spec["default"] == value):

@@ -33,6 +33,9 @@ HELP = (
 
 
 class ChatSession:
+    how_to_allow = "answer y when Lar asks, or start lar chat with --yes"
+    """Said in an answer after a refused call (lar.agents.answers)."""
+
     def __init__(
         self,
         *,

@@ -135,8 +135,17 @@ def make_agent_or_exit(
         raise typer.Exit(exit_code(exc)) from None
 
 
-def _deny_all(call: Any, tool: Any) -> bool:
-    return False
+class _DenyAll:
+    """``lar run`` without ``--yes``: every call that needs a yes is refused, and the answer
+    says how to give one."""
+
+    how_to_allow = "run the request again with --yes, or use lar chat, which asks each time"
+
+    def __call__(self, call: Any, tool: Any) -> bool:
+        return False
+
+
+_deny_all = _DenyAll()
 
 
 def _allow_all(call: Any, tool: Any) -> bool:

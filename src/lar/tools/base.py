@@ -54,6 +54,9 @@ class ToolContext:
     """The call being run; with ``run_id`` it is ``idempotency_key``."""
     redact: Callable[[str], str] = field(default=lambda text: text)
     """Masks secrets (``lar.redact``) in what a tool stores, such as notes."""
+    confirmed: bool = False
+    """The user (or ``--yes``) allowed this very call: set by the executor for a call under
+    ``confirm`` that was approved, e.g. a read outside the workspace."""
     stage: bool = False
     """For ``stages`` tools: run against a copy of the workspace and return
     ``lar.tools.staging.Staged`` (or raise ``CannotStage`` before running)."""

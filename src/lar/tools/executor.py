@@ -103,20 +103,21 @@ class ToolExecutor:
         admitted = self._admit(call, ctx)
         if isinstance(admitted, ToolResult):
             return admitted
-        tool, kwargs, permission = admitted
+        tool, kwargs, permission, why = admitted
         stage = permission == "confirm" and tool.stages and self._previews
         stage = stage and tool.context_param is not None
         if permission == "confirm" and not stage and not self._approve(call, tool):
-            return self._declined(call, tool, permission)
+            return self._declined(call, tool, permission, why)
         if tool.context_param:
-            extra: dict[str, Any] = {"call_id": call.id, "stage": stage}
+            confirmed = permission == "confirm" and not stage
+            extra: dict[str, Any] = {"call_id": call.id, "stage": stage, "confirmed": confirmed}
             if permission == "auth":
                 extra["credential"] = self._credentials[tool.name]
             kwargs[tool.context_param] = dataclasses.replace(ctx, **extra)
         outcome = await self._call(call, tool, kwargs)
         if isinstance(outcome, CannotStage):  # nothing ran: ask first, as without a preview
             if not self._approve(call, tool):
-                return self._declined(call, tool, permission)
+                return self._declined(call, tool, permission, why)
             kwargs[str(tool.context_param)] = dataclasses.replace(
                 kwargs[str(tool.context_param)], stage=False
             )
@@ -136,9 +137,10 @@ class ToolExecutor:
 
     def _admit(
         self, call: ToolCall, ctx: ToolContext
-    ) -> tuple[Tool, dict[str, Any], Permission] | ToolResult:
+    ) -> tuple[Tool, dict[str, Any], Permission, list[str]] | ToolResult:
         """lookup → allowlist → breaker → validate → danger → credential: the tool, its
-        arguments and the permission that applies, or the refusal the model reads."""
+        arguments, the permission that applies and why it asks, or the refusal the model
+        reads."""
         tool = self.tools.get(call.name)
         if tool is None or not self.allowed(call.name):
             names = ", ".join(t.name for t in self.visible()) or "none"
@@ -160,6 +162,7 @@ class ToolExecutor:
         except ToolArgumentError as exc:
             return self._fail(call, Code.INVALID_ARGUMENTS, "invalid arguments", str(exc))
         permission = self.permissions.get(tool.name, tool.permission)
+        why: list[str] = []
         if tool.danger is not None:
             verdict = tool.danger(kwargs, ctx)
             if verdict.level == "refuse":  # hard line: not even --yes or a policy runs these
@@ -169,8 +172,10 @@ class ToolExecutor:
                     "refused: this is never run",
                     "; ".join(verdict.reasons) + ". Do not try a variant of it.",
                 )
-            if verdict.level == "confirm" and permission == "auto":
-                permission = "confirm"  # a policy may trust the tool, not every command
+            if verdict.level == "confirm":
+                why = list(verdict.reasons)
+                if permission == "auto":
+                    permission = "confirm"  # a policy may trust the tool, not every command
         if permission == "auth" and tool.name not in self._credentials:
             return self._fail(
                 call,
@@ -179,14 +184,17 @@ class ToolExecutor:
                 f"no credential is configured for it (tools.credentials.{tool.name} in "
                 "config.yaml); answer without it",
             )
-        return tool, kwargs, permission
+        return tool, kwargs, permission, why
 
-    def _declined(self, call: ToolCall, tool: Tool, permission: Permission) -> ToolResult:
+    def _declined(
+        self, call: ToolCall, tool: Tool, permission: Permission, why: list[str]
+    ) -> ToolResult:
+        because = f": it {'; '.join(why)}" if why else ""
         return self._fail(
             call,
             Code.DENIED,
             "the user did not allow this call",
-            f"{tool.name} needs confirmation ({permission}); do not retry it, "
+            f"{tool.name} needs confirmation ({permission}){because}; do not retry it, "
             "answer without it or explain what you need",
         )
 
@@ -273,6 +281,23 @@ class ToolExecutor:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+
+
+MODEL_HINTS = (
+    "or do without it",
+    "Do not try a variant of it.",
+    "answer without it",
+    "do not retry it, answer without it or explain what you need",
+    "do not retry it, answer without it or ask what the user wants",
+)
+"""What a refusal's detail tells the model to do next (never for the user's eyes)."""
+
+
+def data_of_failure(detail: str) -> str:
+    """A failed call's detail without the hints addressed to the model."""
+    for hint in sorted(MODEL_HINTS, key=len, reverse=True):
+        detail = detail.replace(hint, "")
+    return detail
 
 
 _CALLERS_FAULT = (

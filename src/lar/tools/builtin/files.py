@@ -14,19 +14,35 @@ from typing import Literal
 from lar.tools.base import ToolContext, private_paths, tool
 from lar.tools.danger import Verdict, runs_code_later
 
-__all__ = ["file_read", "file_write", "file_patch"]
+__all__ = ["file_read", "file_write", "file_patch", "read_outside_danger", "resolve_path"]
 
 _MAX_LINES = 400
 
 
-def _resolve(ctx: ToolContext, path: str) -> Path:
-    """The path inside the workspace, symlinks followed; anything that leads out is refused."""
+def _inside(target: Path, root: Path) -> bool:
+    return target == root or root in target.parents
+
+
+def _target(ctx: ToolContext, path: str) -> Path:
     p = Path(path).expanduser()
+    return (p if p.is_absolute() else ctx.workspace.resolve() / p).resolve()
+
+
+def resolve_path(ctx: ToolContext, path: str, *, outside: bool = False) -> Path:
+    """The path, symlinks followed: inside the workspace, or anywhere when ``outside`` and the
+    user allowed this call (a read, see ``read_outside_danger``); Lar's own files are refused
+    either way."""
     root = ctx.workspace.resolve()
-    target = (p if p.is_absolute() else root / p).resolve()
-    if target != root and root not in target.parents:
+    target = _target(ctx, path)
+    if not _inside(target, root) and (why := _secret_place(target)) is not None:
+        raise PermissionError(f"{path!r} is outside the workspace ({root}) and never read: {why}")
+    if not _inside(target, root) and not (outside and ctx.confirmed):
+        if outside:
+            raise PermissionError(
+                f"{path!r} is outside the workspace ({root}); reading it needs the user's yes"
+            )
         raise PermissionError(
-            f"{path!r} is outside the workspace ({root}); file tools only work inside it"
+            f"{path!r} is outside the workspace ({root}); this tool only changes files inside it"
         )
     for private in private_paths(ctx):
         if target == private or private in target.parents:
@@ -35,6 +51,37 @@ def _resolve(ctx: ToolContext, path: str) -> Path:
                 "tools cannot read or change it"
             )
     return target
+
+
+_resolve = resolve_path
+
+_SYSTEM_SECRETS = ("/proc", "/sys", "/dev", "/etc/shadow", "/etc/gshadow", "/etc/sudoers")
+
+
+def _secret_place(target: Path) -> str | None:
+    """Why ``target`` is never read from outside the workspace, even with a yes: the hidden
+    folders and files of the home folder (keys, tokens, shell history) and system secrets."""
+    home = Path.home().resolve()
+    if home in target.parents:
+        first = target.relative_to(home).parts[0]
+        if first.startswith("."):
+            return f"~/{first} is a hidden file or folder of your home (keys and tokens live there)"
+    for place in _SYSTEM_SECRETS:
+        if target == Path(place) or Path(place) in target.parents:
+            return f"{place} holds system internals or secrets"
+    return None
+
+
+def read_outside_danger(args: dict[str, object], ctx: ToolContext) -> Verdict:
+    """Reading outside the workspace is possible, with the user's yes (or ``--yes``)."""
+    path = str(args.get("path") or ".")
+    root = ctx.workspace.resolve()
+    try:
+        if _inside(_target(ctx, path), root):
+            return Verdict("ok")
+    except (OSError, RuntimeError):  # a symlink loop, or a path changing meanwhile
+        return Verdict("ok")  # the tool itself then refuses or fails
+    return Verdict("confirm", [f"reads {path}, outside the workspace ({root})"])
 
 
 _SYS_OPENAT2 = 437  # the same number on every Linux architecture (new syscalls are unified)
@@ -92,7 +139,9 @@ def _open(ctx: ToolContext, path: str, flags: int, mode: int = 0o644) -> int:
             if exc.errno == errno.ENXIO:  # a FIFO with no reader, opened for writing
                 raise PermissionError(f"{path!r} is not a regular file (a FIFO)") from None
             if exc.errno == errno.EISDIR:
-                raise IsADirectoryError(f"{path!r} is a folder, not a file") from None
+                raise IsADirectoryError(
+                    f"{path!r} is a folder, not a file (folder_list lists it)"
+                ) from None
             raise
     finally:
         os.close(rootfd)
@@ -100,7 +149,27 @@ def _open(ctx: ToolContext, path: str, flags: int, mode: int = 0o644) -> int:
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         if stat.S_ISDIR(info.st_mode):
-            raise IsADirectoryError(f"{path!r} is a folder, not a file")
+            raise IsADirectoryError(f"{path!r} is a folder, not a file (folder_list lists it)")
+        raise PermissionError(f"{path!r} is not a regular file (a FIFO, socket or device)")
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    return fd
+
+
+def _open_outside(ctx: ToolContext, path: str) -> int:
+    """A confirmed read outside the workspace: the resolved file, opened without following a
+    symlink swapped in since, and only if it is a regular file."""
+    target = resolve_path(ctx, path, outside=True)
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except IsADirectoryError:
+        raise IsADirectoryError(
+            f"{path!r} is a folder, not a file (folder_list lists it)"
+        ) from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(f"{path!r} is a folder, not a file (folder_list lists it)")
         raise PermissionError(f"{path!r} is not a regular file (a FIFO, socket or device)")
     fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
     return fd
@@ -108,14 +177,19 @@ def _open(ctx: ToolContext, path: str, flags: int, mode: int = 0o644) -> int:
 
 def _read_text(ctx: ToolContext, path: str) -> str:
     try:
-        fd = _open(ctx, path, os.O_RDONLY)
+        outside = ctx.confirmed and not _inside(_target(ctx, path), ctx.workspace.resolve())
+    except OSError:
+        outside = False  # a path changing meanwhile: read beneath the workspace or fail
+    try:
+        fd = _open_outside(ctx, path) if outside else _open(ctx, path, os.O_RDONLY)
     except FileNotFoundError:
-        raise FileNotFoundError(f"no file {path!r} in {ctx.workspace}") from None
+        where = "" if outside else f" in the workspace ({ctx.workspace})"
+        raise FileNotFoundError(f"no file {path!r}{where}") from None
     with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as f:
         return f.read()
 
 
-@tool(broad=True, reads_outside=True, idempotent=True)
+@tool(broad=True, reads_outside=True, idempotent=True, danger=read_outside_danger)
 def file_read(
     path: str,
     ctx: ToolContext,
@@ -124,10 +198,10 @@ def file_read(
     keyword: str | None = None,
 ) -> str:
     """Read a text file (the whole file unless lines are given), with line numbers; use it for
-    any question about a file's content.
+    any question about a file's content. For a folder use folder_list.
 
     Args:
-        path: File to read, relative to the workspace.
+        path: File to read, relative to the workspace (outside it only with the user's yes).
         start_line: First line to show (1-based).
         end_line: Last line to show; default: up to 400 lines.
         keyword: Show only lines containing this text, with 2 lines of context.
@@ -138,10 +212,14 @@ def file_read(
         for i, line in enumerate(lines):
             if keyword.lower() in line.lower():
                 keep.update(range(max(0, i - 2), min(len(lines), i + 3)))
-        if not keep:
+        if keep:
+            return "\n".join(f"{i + 1}: {lines[i]}" for i in sorted(keep))
+        if len(lines) > _MAX_LINES:
             return f"{path}: no line contains {keyword!r} ({len(lines)} lines)"
-        shown = [f"{i + 1}: {lines[i]}" for i in sorted(keep)]
-        return "\n".join(shown)
+        # A small file is shown whole: a keyword that is not in it was most likely a word of
+        # the request ("tell me the sum"), not a search, and the content is what was wanted.
+        whole = "\n".join(f"{i}: {line}" for i, line in enumerate(lines, 1))
+        return f"[no line contains {keyword!r}; the whole file:]\n{whole}"
     start = max(1, start_line)
     end = min(len(lines), end_line if end_line is not None else start + _MAX_LINES - 1)
     out = [f"{i}: {lines[i - 1]}" for i in range(start, end + 1)]

@@ -1,0 +1,259 @@
+"""The answer is for the user: code checks it before it is given.
+
+- Text Lar wrote for the model (rules, nudges, the hints in a refused call's result) is cut out
+  of the answer wherever the model copied it: a run of ``SHINGLE`` words shared with what Lar
+  addressed to the model, and not with anything the user or a tool's data said.
+- A call that was refused or failed is said plainly, by code, with how to allow it (the
+  approver's ``how_to_allow``: ``--yes`` in the CLI).
+- When every call of the run failed or was refused, figures in the answer that nobody gave (not
+  the user, not a tool) are an invented result: the answer becomes the account of what did not
+  run instead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from lar.tools.executor import data_of_failure
+from lar.types import Code, Message, Notice, ToolResult
+
+__all__ = [
+    "SHINGLE",
+    "DEFAULT_HOW_TO_ALLOW",
+    "Unrun",
+    "Checked",
+    "unrun_calls",
+    "without_addressed",
+    "invented_figures",
+    "check_answer",
+    "for_user",
+    "how_to_allow",
+    "notices",
+]
+
+SHINGLE = 6
+"""Consecutive words that make a copy: long enough that ordinary phrasing does not match."""
+
+DEFAULT_HOW_TO_ALLOW = "allow it when Lar asks, or change its permission in config.yaml"
+
+
+def how_to_allow(approver: object) -> str:
+    """The approver's ``how_to_allow`` (on it, or on the object of a bound method), else the
+    default: each front end says how its user gives a yes."""
+    for owner in (approver, getattr(approver, "__self__", None)):
+        how = getattr(owner, "how_to_allow", None)
+        if isinstance(how, str):
+            return how
+    return DEFAULT_HOW_TO_ALLOW
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
+_RAW_ERROR = re.compile(r'\{\s*"error":[^{}]*"code":\s*"[a-z_]+"\s*\}')
+_CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.DOTALL)
+_REPORTED = frozenset(
+    {Code.DENIED, Code.REFUSED, Code.TOOL_ERROR, Code.TIMEOUT, Code.CIRCUIT_OPEN, Code.NOT_ALLOWED}
+)
+"""Failures the user is told about: they decide what the answer could use. A wrong tool name or
+bad arguments are the model's slips, corrected in the loop."""
+_DENIED_WHY = re.compile(r"\): it (.+?); do not retry")
+
+
+@dataclass(frozen=True, slots=True)
+class Unrun:
+    """A call of this run that gave no data, as the user is told of it."""
+
+    tool: str
+    code: Code
+    text: str
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.casefold())
+
+
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    words = _words(text)
+    return {tuple(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+
+
+def without_addressed(
+    answer: str, addressed: Iterable[str], said: Iterable[str]
+) -> tuple[str, list[str]]:
+    """``answer`` without the sentences that copy text Lar addressed to the model, and without
+    a failed call's result as Lar wrote it for the model (``{"error": …, "code": …}``); and
+    what was cut. ``said``: what the user and the tools' data said (a copy of it is fine)."""
+    raw = _RAW_ERROR.findall(answer)
+    if raw:
+        answer = _RAW_ERROR.sub(" ", answer).strip()
+    answer, cut = _without_copies(answer, addressed, said)
+    return answer, [*raw, *cut]
+
+
+def _without_copies(
+    answer: str, addressed: Iterable[str], said: Iterable[str]
+) -> tuple[str, list[str]]:
+    theirs: set[tuple[str, ...]] = set()
+    for text in said:
+        theirs |= _shingles(text)
+    ours: set[tuple[str, ...]] = set()
+    for text in addressed:
+        ours |= _shingles(text)
+    ours -= theirs
+    if not ours:
+        return answer, []
+    kept: list[str] = []
+    cut: list[str] = []
+    for sentence in _SENTENCE.split(answer):
+        (cut if _shingles(sentence) & ours else kept).append(sentence)
+    if not cut:
+        return answer, []
+    return _join(answer, kept), cut
+
+
+def _join(original: str, kept: list[str]) -> str:
+    glue = "\n" if "\n" in original else " "
+    return glue.join(s for s in kept if s.strip()).strip()
+
+
+def _describe(result: ToolResult, how: str) -> str:
+    error = result.error
+    assert error is not None
+    if error.code == Code.DENIED and "credential" in error.error:
+        key = f"tools.credentials.{result.name}"
+        return f"{result.name} was not run: it needs a credential ({key} in config.yaml)."
+    if error.code == Code.DENIED:
+        found = _DENIED_WHY.search(error.detail)
+        why = f" ({found.group(1)})" if found else ""
+        return f"{result.name} was not run: it needs your permission{why}. To allow it, {how}."
+    if error.code == Code.REFUSED:
+        reason = error.detail.split(". Do not")[0]
+        return f"{result.name} was not run: Lar never runs this ({reason})."
+    if error.code == Code.NOT_ALLOWED:
+        return f"{result.name} was not run: this agent's allowlist does not include it."
+    detail = error.detail if len(error.detail) <= 200 else error.detail[:199] + "…"
+    return f"{result.name} did not work: {detail}"
+
+
+def _slip(result: ToolResult) -> Unrun:
+    """A call that failed on the model's side (a wrong name, bad arguments)."""
+    assert result.error is not None
+    return Unrun(
+        result.name, result.error.code, f"{result.name} could not be used ({result.error.error})."
+    )
+
+
+def unrun_calls(results: Sequence[ToolResult], how: str = DEFAULT_HOW_TO_ALLOW) -> list[Unrun]:
+    """The run's calls the user should hear about: refused or failed, and not made good by a
+    later successful call of the same tool."""
+    worked_after: set[str] = set()
+    found: list[Unrun] = []
+    for result in reversed(results):
+        if result.ok:
+            worked_after.add(result.name)
+            continue
+        error = result.error
+        if error is None or error.code not in _REPORTED or result.name in worked_after:
+            continue
+        text = _describe(result, how)
+        if all(u.text != text for u in found):
+            found.append(Unrun(result.name, error.code, text))
+    return list(reversed(found))
+
+
+def invented_figures(answer: str, sources: Iterable[str]) -> list[str]:
+    """Figures in ``answer`` that appear in none of ``sources`` (the user's words, tool data).
+
+    Code (fenced or in backticks) and single digits are not counted: a function the model
+    wrote holds figures of its own (``n % 2``), and "one" or "2 ways" are phrasing."""
+    known: set[str] = set()
+    for text in sources:
+        known.update(_norm(f) for f in _FIGURE.findall(text))
+    prose = _CODE.sub(" ", answer)
+    return [f for f in _FIGURE.findall(prose) if len(f) > 1 and _norm(f) not in known]
+
+
+def _norm(figure: str) -> str:
+    return figure.replace(",", "").rstrip(".")
+
+
+@dataclass(slots=True)
+class Checked:
+    text: str
+    leaked: list[str]
+    """Sentences cut because they copied what Lar told the model."""
+    invented: list[str]
+    """Figures no one gave, in an answer after every call failed (the answer was replaced)."""
+    unrun: list[Unrun]
+
+
+def check_answer(
+    answer: str,
+    *,
+    addressed: Iterable[str],
+    said: Iterable[str],
+    results: Sequence[ToolResult],
+    how: str = DEFAULT_HOW_TO_ALLOW,
+) -> Checked:
+    """The answer the user gets (see the module's docstring). ``addressed``: what Lar sent the
+    model; ``said``: what may be repeated (the conversation, tool data, the listing, memory);
+    ``results``: this run's calls."""
+    data = [r.content for r in results if r.ok]
+    said = list(said)
+    text, leaked = without_addressed(answer, addressed, said)
+    unrun = unrun_calls(results, how)
+    invented: list[str] = []
+    if results and not data:  # calls were made and none gave data
+        invented = invented_figures(text, said)
+        if invented:
+            text = ""
+            unrun = unrun or [_slip(r) for r in results if r.error is not None][-1:]
+    if unrun:
+        account = " ".join(u.text for u in unrun)
+        if not text.strip():
+            text = "I could not do this here. " + account
+        elif not all(u.tool in text and ("--yes" in text or u.code != Code.DENIED) for u in unrun):
+            text = f"{text}\n\n({account})"
+    elif not text.strip() and leaked:
+        text = "I have no answer to give for this request."
+    return Checked(text, leaked, invented, unrun)
+
+
+def for_user(
+    answer: str,
+    *,
+    sent: Iterable[str],
+    history: Sequence[Message],
+    results: Sequence[ToolResult],
+    own: Iterable[str],
+    how: str = DEFAULT_HOW_TO_ALLOW,
+) -> Checked:
+    """``check_answer`` for a run of the loop: ``sent`` is every text the model was sent this
+    run; what the conversation holds (the user's and assistant's words, tool data, a failure's
+    detail without its hints) and ``own`` (the system prompt, the tool listing, memory) may be
+    repeated, so only the rest (rules, notes, nudges, hints) counts as addressed to the model.
+    """
+    said = [m.content if m.role != "tool" else data_of_failure(m.content) for m in history]
+    return check_answer(answer, addressed=sent, said=[*said, *own], results=results, how=how)
+
+
+def notices(checked: Checked) -> list[Notice]:
+    out = []
+    if checked.leaked:
+        n = len(checked.leaked)
+        out.append(
+            Notice(Code.LEAKED_TEXT, f"cut {n} sentence(s) of Lar's instructions to the model")
+        )
+    if checked.invented:
+        shown = ", ".join(checked.invented[:5])
+        out.append(
+            Notice(
+                Code.INVENTED_RESULT,
+                f"every call failed, yet the answer gave figures no one gave ({shown}); "
+                "replaced by what did not run",
+            )
+        )
+    return out

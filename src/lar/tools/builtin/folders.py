@@ -1,0 +1,225 @@
+"""folder_list, file_find, file_info: what is where, how big and how recent (B1).
+
+Read-only, so they run without asking inside the workspace; outside it they ask first (like
+file_read), and Lar's own files and the home folder's hidden ones are never shown.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from lar.tools.base import ToolContext, private_paths, tool
+from lar.tools.builtin.files import read_outside_danger, resolve_path
+
+__all__ = ["folder_list", "file_find", "file_info"]
+
+_MAX_WALK = 20_000  # entries looked at by one file_find
+_MAX_COUNT_BYTES = 4 * 1024 * 1024  # files larger than this are not read to count lines
+_LISTED = 30  # files file_find lists (its totals count all)
+_SKIPPED = frozenset({".git", "__pycache__", "node_modules", ".venv", ".mypy_cache"})
+
+
+@dataclass(slots=True)
+class _Entry:
+    path: Path
+    shown: str
+    folder: bool
+    size: int
+    modified: float
+
+
+def size_text(n: int) -> str:
+    """1,234 bytes → '1.2 KB' (powers of 1024, one decimal)."""
+    value = float(n)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{n} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _when(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+def _folder(ctx: ToolContext, path: str) -> Path:
+    target = resolve_path(ctx, path, outside=True)
+    if not target.exists():
+        where = f" (the workspace is {ctx.workspace})" if not Path(path).is_absolute() else ""
+        raise FileNotFoundError(f"no folder {path!r}{where}")
+    if not target.is_dir():
+        raise NotADirectoryError(f"{path!r} is a file, not a folder (file_info describes it)")
+    return target
+
+
+def _entries(folder: Path, shown_from: Path, private: list[Path]) -> Iterator[_Entry]:
+    try:
+        children = sorted(os.scandir(folder), key=lambda e: e.name)
+    except PermissionError:
+        raise PermissionError(f"{folder} cannot be listed (no permission)") from None
+    for child in children:
+        path = Path(child.path)
+        if any(path == p or p in path.parents for p in private):
+            continue
+        try:
+            info = child.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        folder_kind = stat.S_ISDIR(info.st_mode)
+        shown = os.path.relpath(path, shown_from)
+        yield _Entry(path, shown, folder_kind, 0 if folder_kind else info.st_size, info.st_mtime)
+
+
+def _shown_from(ctx: ToolContext, target: Path) -> Path:
+    root = ctx.workspace.resolve()
+    return root if target == root or root in target.parents else target
+
+
+def _lines(path: Path, size: int) -> int | None:
+    """Lines in a text file, or None for a binary or very large one."""
+    if size > _MAX_COUNT_BYTES:
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"\0" in data[:8192]:
+        return None
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+@tool(broad=True, reads_outside=True, idempotent=True, danger=read_outside_danger)
+def folder_list(ctx: ToolContext, path: str = ".") -> str:
+    """List a folder: its files (size, date) and subfolders.
+
+    Args:
+        path: Folder to list, relative to the workspace (default: the workspace itself).
+    """
+    target = _folder(ctx, path)
+    everything = list(_entries(target, _shown_from(ctx, target), private_paths(ctx)))
+    hidden = [e for e in everything if e.path.name.startswith(".")]
+    found = [e for e in everything if not e.path.name.startswith(".")]
+    if not found:
+        return f"{path}: empty folder" + (f" ({len(hidden)} hidden names)" if hidden else "")
+    folders = [e for e in found if e.folder]
+    files = [e for e in found if not e.folder]
+    lines = [f"{e.shown}/  (folder)" for e in folders]
+    lines += [f"{e.shown}  {size_text(e.size)}  {_when(e.modified)}" for e in files]
+    total = sum(e.size for e in files)
+    more = f", {len(hidden)} hidden names not shown" if hidden else ""
+    lines.append(f"[{len(files)} files ({size_text(total)}), {len(folders)} folders{more}]")
+    return "\n".join(lines)
+
+
+def _walk(ctx: ToolContext, top: Path, base: Path, pattern: str) -> tuple[list[_Entry], bool]:
+    """Files under ``top`` whose name (or path) matches ``pattern``; True when the walk was cut.
+    Names starting with a dot are looked at only when the pattern does."""
+    matched: list[_Entry] = []
+    stack, seen, private = [top], 0, private_paths(ctx)
+    pattern = pattern.strip() or "*"
+    hidden = pattern.startswith(".") or "/." in pattern
+    by_path = "/" in pattern
+    while stack:
+        folder = stack.pop()
+        try:
+            children = list(_entries(folder, base, private))
+        except PermissionError:
+            continue
+        for entry in children:
+            seen += 1
+            if seen > _MAX_WALK:
+                return matched, True
+            name = entry.path.name
+            if not hidden and name.startswith("."):
+                continue
+            if entry.folder:
+                if name not in _SKIPPED:
+                    stack.append(entry.path)
+                continue
+            subject = entry.shown if by_path else name
+            if fnmatch.fnmatch(subject.casefold(), pattern.casefold()):
+                matched.append(entry)
+    return matched, False
+
+
+@tool(broad=True, reads_outside=True, idempotent=True, danger=read_outside_danger)
+def file_find(
+    ctx: ToolContext,
+    pattern: str = "*",
+    path: str = ".",
+    sort: Literal["name", "size", "newest"] = "name",
+) -> str:
+    """Find files by name in a folder and its subfolders: sizes, dates, line counts, totals.
+
+    Use it to count files or lines, or to find the largest or newest file.
+
+    Args:
+        pattern: File name or glob, e.g. "*.py", "report*", "notes.txt" (default: every file).
+        path: Folder to search, relative to the workspace (default: the workspace).
+        sort: name, size (largest first) or newest (most recently changed first).
+    """
+    top = _folder(ctx, path)
+    matched, cut = _walk(ctx, top, _shown_from(ctx, top), pattern)
+    if not matched:
+        return f"no file matches {pattern!r} under {path}" + (" (search cut short)" if cut else "")
+    if sort == "size":
+        matched.sort(key=lambda e: (-e.size, e.shown))
+    elif sort == "newest":
+        matched.sort(key=lambda e: (-e.modified, e.shown))
+    else:
+        matched.sort(key=lambda e: e.shown)
+    counts = {e.path: _lines(e.path, e.size) for e in matched}
+    shown = matched[:_LISTED]
+    out = []
+    for e in shown:
+        n = counts[e.path]
+        lines = f"  {n} lines" if n is not None else ""
+        out.append(f"{e.shown}  {size_text(e.size)}{lines}  {_when(e.modified)}")
+    if len(matched) > len(shown):
+        out.append(f"[{len(matched) - len(shown)} more not listed]")
+    total_lines = sum(n for n in counts.values() if n is not None)
+    total = sum(e.size for e in matched)
+    out.append(
+        f"[total: {len(matched)} files matching {pattern!r}, {size_text(total)}, "
+        f"{total_lines} lines" + ("; search cut short" if cut else "") + "]"
+    )
+    return "\n".join(out)
+
+
+@tool(broad=True, reads_outside=True, idempotent=True, danger=read_outside_danger)
+def file_info(path: str, ctx: ToolContext) -> str:
+    """A file's or folder's size, line count and date.
+
+    Args:
+        path: File or folder, relative to the workspace.
+    """
+    target = resolve_path(ctx, path, outside=True)
+    try:
+        info = target.lstat()
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"no file or folder {path!r} (the workspace is {ctx.workspace})"
+        ) from None
+    changed = _when(info.st_mtime)
+    if stat.S_ISDIR(info.st_mode):
+        files, cut = _walk(ctx, target, _shown_from(ctx, target), "*")
+        total = sum(e.size for e in files)
+        more = " (counting cut short)" if cut else ""
+        return (
+            f"{path}: folder, {len(files)} files in it and its subfolders, "
+            f"{size_text(total)}{more}, changed {changed}"
+        )
+    if not stat.S_ISREG(info.st_mode):
+        return f"{path}: not a regular file (a link, FIFO, socket or device), changed {changed}"
+    lines = _lines(target, info.st_size)
+    text = f", {lines} lines" if lines is not None else ", binary or too large to count lines"
+    return (
+        f"{path}: file, {size_text(info.st_size)} ({info.st_size} bytes){text}, changed {changed}"
+    )

@@ -1,0 +1,138 @@
+"""folder_list, file_find, file_info, calculate, convert_units: read-only, so they run without
+asking inside the workspace; outside it they ask; arithmetic is exact and never ``eval``."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from lar.tools.base import ToolContext
+from lar.tools.builtin import builtin_tools
+from lar.tools.executor import ToolExecutor
+from lar.types import ToolCall, ToolResult
+
+ASKED: list[str] = []  # the calls the last run asked the user about
+
+
+def run(ws: Path, name: str, yes: bool = False, **args: object) -> ToolResult:
+    ASKED.clear()
+
+    def approver(call: ToolCall, tool: object) -> bool:
+        ASKED.append(call.name)
+        return yes
+
+    executor = ToolExecutor(builtin_tools(), approver=approver)
+    try:
+        call = ToolCall("c", name, dict(args))
+        return asyncio.run(executor.run(call, ToolContext(workspace=ws)))
+    finally:
+        executor.close()
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("x = 1\ny = 2\n")
+    (root / "src" / "pkg" / "b.py").write_text("print('b')\n" * 10)
+    (root / "notes.txt").write_text("n" * 5000)
+    (root / ".secret").write_text("hidden")
+    (root / "data.bin").write_bytes(b"\0\1\2" * 100)
+    os.utime(root / "src" / "a.py", (1_700_000_000, 1_700_000_000))
+    return root
+
+
+def test_folder_list_shows_folders_then_files_with_sizes_and_no_hidden_names(ws: Path) -> None:
+    r = run(ws, "folder_list")
+    assert r.ok and ASKED == []
+    lines = r.content.splitlines()
+    assert lines[0] == "src/  (folder)"
+    assert any(line.startswith("notes.txt  4.9 KB") for line in lines)
+    assert ".secret" not in r.content
+    assert lines[-1] == "[2 files (5.2 KB), 1 folders, 1 hidden names not shown]"
+    assert "1 hidden names not shown" in r.content
+
+
+def test_file_find_counts_files_and_lines_under_subfolders(ws: Path) -> None:
+    r = run(ws, "file_find", pattern="*.py", path="src")
+    assert r.ok
+    assert "src/a.py  12 bytes  2 lines" in r.content
+    assert "src/pkg/b.py" in r.content and "10 lines" in r.content
+    assert r.content.splitlines()[-1].startswith("[total: 2 files matching '*.py'")
+    assert "12 lines]" in r.content
+
+
+def test_file_find_sorts_by_size_and_date(ws: Path) -> None:
+    largest = run(ws, "file_find", sort="size").content.splitlines()[0]
+    assert largest.startswith("notes.txt")
+    newest_last = run(ws, "file_find", sort="newest").content.splitlines()
+    assert newest_last[len(newest_last) - 2].startswith("src/a.py")  # the oldest, before totals
+
+
+def test_file_info_describes_files_and_folders_and_names_the_workspace(ws: Path) -> None:
+    assert "file, 4.9 KB (5000 bytes), 1 lines" in run(ws, "file_info", path="notes.txt").content
+    assert "binary" in run(ws, "file_info", path="data.bin").content
+    assert "folder, 2 files" in run(ws, "file_info", path="src").content
+    missing = run(ws, "file_info", path="nope.txt")
+    assert not missing.ok and str(ws) in missing.content
+
+
+def test_outside_the_workspace_they_ask_and_read_only_with_a_yes(ws: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "x.txt").write_text("hello")
+    denied = run(ws, "folder_list", path=str(other))
+    assert not denied.ok and ASKED == ["folder_list"]
+    assert "outside the workspace" in denied.content and str(ws) in denied.content
+    allowed = run(ws, "folder_list", yes=True, path=str(other))
+    assert allowed.ok and "x.txt" in allowed.content
+    write = run(ws, "file_write", yes=True, path=str(other / "y.txt"), content="no")
+    assert not write.ok and not (other / "y.txt").exists()  # writes outside stay refused
+
+
+def test_reading_a_folder_points_to_folder_list(ws: Path) -> None:
+    r = run(ws, "file_read", path="src")
+    assert not r.ok and "folder_list" in r.content
+
+
+@pytest.mark.parametrize(
+    ("expression", "value"),
+    [
+        ("17% of 2,340", "397.8"),
+        ("(12.5 + 7.25) * 3", "59.25"),
+        ("sum(4, 8.5, 15, 23)", "50.5"),
+        ("2^10", "1024"),
+        ("1,234,567 + 1", "1234568"),
+        ("max(1,234)", "234"),  # inside a call, commas separate arguments
+        ("0.1 + 0.2", "0.3"),
+    ],
+)
+def test_calculate_reads_arithmetic_as_people_write_it(
+    ws: Path, expression: str, value: str
+) -> None:
+    r = run(ws, "calculate", expression=expression)
+    assert r.ok and ASKED == [] and r.content.endswith(f"= {value}")
+
+
+@pytest.mark.parametrize(
+    "expression", ["__import__('os').system('id')", "open('/etc/passwd')", "9**9**9**9", "1/0"]
+)
+def test_calculate_refuses_what_is_not_bounded_arithmetic(ws: Path, expression: str) -> None:
+    r = run(ws, "calculate", expression=expression)
+    assert not r.ok and "calculate failed" in r.content
+
+
+def test_convert_units_handles_lengths_temperatures_and_says_what_is_wrong(ws: Path) -> None:
+    assert run(ws, "convert_units", value=26.2, from_unit="miles", to_unit="km").content == (
+        "26.2 miles = 42.1648128 km"
+    )
+    assert run(ws, "convert_units", value=212, from_unit="F", to_unit="C").content == (
+        "212 F = 100 C"
+    )
+    kinds = run(ws, "convert_units", value=1, from_unit="kg", to_unit="km")
+    assert not kinds.ok and "different kinds" in kinds.content
+    unknown = run(ws, "convert_units", value=1, from_unit="florbs", to_unit="km")
+    assert not unknown.ok and "unknown unit" in unknown.content
