@@ -204,8 +204,25 @@ def test_figures_after_every_call_failed_are_replaced_by_what_did_not_run() -> N
     assert "25" not in result.text and "Sunny" not in result.text
     assert result.text.startswith("I could not do this here. broken did not work")
     assert "backend unreachable" in result.text
+
     codes = [getattr(e, "code", None) for e in result.events]
     assert Code.INVENTED_RESULT in codes
+
+
+def test_a_failed_tools_advice_to_the_model_is_left_out_of_the_account() -> None:
+    failed = ToolResult(
+        "c1", "file_patch", "{}", ok=False,
+        error=ToolError(
+            "file_patch failed",
+            "ValueError: the block occurs 0 times in a.md; it must occur exactly once (copy it)",
+            Code.TOOL_ERROR,
+        ),
+    )  # fmt: skip
+    checked = check_answer("", addressed=[], said=[], results=[failed])
+    assert (
+        checked.text
+        == "I could not do this here. file_patch did not work: the block occurs 0 times in a.md."
+    )
 
 
 def test_a_copy_of_the_users_words_or_tool_data_is_not_cut() -> None:
@@ -233,7 +250,5 @@ def test_a_raw_error_object_is_never_the_answer() -> None:
         error=ToolError("web_scan failed", "ConnectError: no network", Code.TOOL_ERROR),
     )
     checked = check_answer(failed.content, addressed=[], said=[], results=[failed])
-    assert (
-        checked.text == "I could not do this here. web_scan did not work: ConnectError: no network"
-    )
+    assert checked.text == "I could not do this here. web_scan did not work: no network."
     assert checked.leaked == [failed.content]

@@ -119,6 +119,16 @@ def _join(original: str, kept: list[str]) -> str:
     return glue.join(s for s in kept if s.strip()).strip()
 
 
+_EXCEPTION = re.compile(r"^(?:[A-Z]\w*(?:Error|Exception)): ")
+
+
+def _for_user(detail: str) -> str:
+    """A tool's error as the user reads it: its first clause, without the exception's class
+    name (what follows a ``;`` is advice to the model: "it must occur exactly once (copy…)")."""
+    text = _EXCEPTION.sub("", detail.strip()).split("; ")[0].rstrip(".")
+    return (text if len(text) <= 200 else text[:199] + "…") + "."
+
+
 def _describe(result: ToolResult, how: str) -> str:
     error = result.error
     assert error is not None
@@ -134,8 +144,7 @@ def _describe(result: ToolResult, how: str) -> str:
         return f"{result.name} was not run: Lar never runs this ({reason})."
     if error.code == Code.NOT_ALLOWED:
         return f"{result.name} was not run: this agent's allowlist does not include it."
-    detail = error.detail if len(error.detail) <= 200 else error.detail[:199] + "…"
-    return f"{result.name} did not work: {detail}"
+    return f"{result.name} did not work: {_for_user(error.detail)}"
 
 
 def _slip(result: ToolResult) -> Unrun:

@@ -127,6 +127,9 @@ def is_local(host: str) -> bool:
 
 
 _MAX_REDIRECTS = 5
+_MAX_CHARS = 4000
+"""Text kept of a page. Not an argument: the 1.5B copied ``max_chars=4000`` into other tools'
+calls, where it broke them."""
 
 
 @tool(
@@ -137,12 +140,11 @@ _MAX_REDIRECTS = 5
     reads_outside=True,
     idempotent=True,
 )
-def web_scan(url: str, max_chars: int = 4000) -> str:
+def web_scan(url: str) -> str:
     """Fetch a web page and return it as simplified text with its links.
 
     Args:
         url: An http or https URL.
-        max_chars: Keep at most this many characters of text.
     """
     # Redirects are followed by hand: each target is checked as the first URL was, so a public
     # page cannot bounce the fetch to the user's own services without a yes.
@@ -176,7 +178,7 @@ def web_scan(url: str, max_chars: int = 4000) -> str:
             raise RuntimeError(f"more than {_MAX_REDIRECTS} redirects; stopped at {url}")
     if "html" in kind or text.lstrip().lower().startswith(("<!doctype html", "<html")):
         text = simplify_html(text, str(response.url))
-    limit = max(200, min(int(max_chars), 20000))
+    limit = _MAX_CHARS
     if len(text) > limit:
         text = text[:limit] + f"\n[page truncated: {len(text) - limit} more characters]"
     return text

@@ -1,0 +1,119 @@
+"""The everyday suite on a model (default: the embedded 1.5B), end to end, one table per file.
+
+    python bench/everyday.py evals/everyday/dev.yaml evals/everyday/test.yaml \\
+        [--track protocol] [--json evals/results/everyday.jsonl] [--resume] [--failures]
+    python bench/everyday.py --report evals/results/everyday.jsonl   # tables from a result file
+
+Each task runs in a fresh workspace and Lar home (src/lar/evals/everyday.py); a row per task
+goes to ``--json`` as it finishes, so ``--resume`` goes on where a stopped run was. The table:
+per category, tasks passed, model calls, prompt tokens and wall seconds per task.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+
+def table(title: str, rows: list[dict[str, Any]]) -> str:
+    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by[row["category"]].append(row)
+    lines = [
+        f"**{title}**",
+        "",
+        "| category | tasks | passed | model calls/task | prompt tokens/task | wall s/task |",
+        "|---|---|---|---|---|---|",
+    ]
+
+    def line(name: str, rs: list[dict[str, Any]]) -> str:
+        n = len(rs)
+        ok = sum(r["passed"] for r in rs)
+        calls = sum(r["model_calls"] for r in rs) / n
+        tokens = sum(r["prompt_tokens"] for r in rs) / n
+        wall = sum(r["wall_s"] for r in rs) / n
+        return f"| {name} | {n} | {ok} ({ok / n:.0%}) | {calls:.1f} | {tokens:.0f} | {wall:.1f} |"
+
+    for name in sorted(by):
+        lines.append(line(name, by[name]))
+    lines.append(line("**all**", rows))
+    return "\n".join(lines)
+
+
+def _rows(path: Path) -> dict[str, dict[str, Any]]:
+    newest: dict[str, dict[str, Any]] = {}
+    if path.exists():
+        for text in path.read_text(encoding="utf-8").splitlines():
+            if text.strip():
+                row = json.loads(text)
+                newest[row["id"]] = row
+    return newest
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("suites", nargs="*", type=Path, help="task files (YAML)")
+    parser.add_argument("--track", default="protocol")
+    parser.add_argument("--model", default=None)
+    parser.add_argument("--max-turns", type=int, default=4)
+    parser.add_argument("--json", type=Path, default=None, help="append one row per task")
+    parser.add_argument("--resume", action="store_true", help="skip tasks already in --json")
+    parser.add_argument("--failures", action="store_true", help="list failed tasks and why")
+    parser.add_argument("--only", action="append", help="only tasks whose id starts so")
+    parser.add_argument("--report", type=Path, default=None, help="only print tables of a file")
+    args = parser.parse_args()
+    from lar.config import load_config
+    from lar.engines import build_engine
+    from lar.evals.everyday import EverydayRunner, load_tasks
+
+    if args.report is not None:
+        rows = list(_rows(args.report).values())
+        for prefix, title in (("d-", "dev half"), ("t-", "test half (frozen)")):
+            part = [r for r in rows if r["id"].startswith(prefix)]
+            if part:
+                print(table(f"{title}, {args.report.name}", part) + "\n")
+        return 0
+    suites = {path: load_tasks(path) for path in args.suites}
+    if args.only:
+        suites = {
+            p: [t for t in ts if t.id.startswith(tuple(args.only))] for p, ts in suites.items()
+        }
+    done = _rows(args.json) if args.json is not None and args.resume else {}
+    config = load_config()
+    engine = build_engine(config, args.model)
+    runner = EverydayRunner(config, engine, track=args.track, max_turns=args.max_turns)
+    sink = args.json.open("a", encoding="utf-8") if args.json is not None else None
+    try:
+        for path, tasks in suites.items():
+            rows = []
+            for n, task in enumerate(tasks, 1):
+                row = done.get(task.id)
+                if row is None:
+                    row = {**runner.run(task).row(), "track": args.track}
+                    if sink is not None:
+                        sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+                        sink.flush()
+                mark = "ok " if row["passed"] else "FAIL"
+                print(f"[{n}/{len(tasks)}] {mark} {task.id} ({row['model_calls']} calls, "
+                      f"{row['wall_s']:.1f} s)", file=sys.stderr)  # fmt: skip
+                rows.append(row)
+            print(table(f"{path} — {engine.name}, {args.track} track", rows) + "\n")
+            if args.failures:
+                for row in rows:
+                    if not row["passed"]:
+                        answer = " ".join(row["answer"].split())[:160]
+                        print(f"- {row['id']}: {'; '.join(row['failures'])} — {answer!r}")
+                print()
+    finally:
+        runner.close()
+        if sink is not None:
+            sink.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,285 @@
+"""The everyday suite: personal-assistant tasks run end to end, each in a workspace of its own,
+with the built-in tools, and scored on what a user would check.
+
+A task file is YAML, a list of tasks::
+
+    - id: files-sum                      # unique in the suite
+      category: files
+      request: Read numbers.txt and tell me the sum.
+      files: {numbers.txt: "12.5\\n7.25\\n"}  # the workspace before the run
+      pages: {/menu.html: "<html>…"}        # served on 127.0.0.1; {base} in the request
+      memory: ["I prefer green tea"]         # the user's memories before the run
+      allow: true                    # the user allows calls that need a yes (default: no)
+      expect:
+        has: ["19.75"]          # every one of these in the answer (case-insensitive)
+        has_any: ["can't", "cannot"]  # at least one of these
+        lacks: ["20"]           # none of these
+        no_new_figures: true    # no figure the request did not hold
+        files: {out.md: ["milk"]}     # the file exists and holds each text
+        absent: ["out.md"]      # these files do not exist
+        unchanged: true         # no file of the workspace changed
+
+Nothing here reaches beyond 127.0.0.1; every run is bounded by the agent's ``max_turns``.
+"""
+
+from __future__ import annotations
+
+import http.server
+import re
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from lar.errors import LarError
+
+__all__ = ["Task", "TaskResult", "SuiteError", "EverydayRunner", "load_tasks", "score"]
+
+_EXPECT_KEYS = {"has", "has_any", "lacks", "no_new_figures", "files", "absent", "unchanged"}
+_TASK_KEYS = {"id", "category", "request", "files", "pages", "memory", "allow", "expect"}
+_FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+class SuiteError(LarError):
+    """A task file that breaks the format: names the file, the task and the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    id: str
+    category: str
+    request: str
+    expect: dict[str, Any]
+    files: dict[str, str] = field(default_factory=dict)
+    pages: dict[str, str] = field(default_factory=dict)
+    memory: list[str] = field(default_factory=list)
+    yes: bool = False
+    source: str = ""
+
+
+@dataclass(slots=True)
+class TaskResult:
+    task: Task
+    passed: bool
+    answer: str
+    failures: list[str]
+    model_calls: int
+    prompt_tokens: int
+    wall_s: float
+    tools: list[str]
+    events: list[str] = field(default_factory=list)
+    """The codes of the run's notices (policies that spoke, answers checked)."""
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "id": self.task.id,
+            "category": self.task.category,
+            "passed": self.passed,
+            "answer": self.answer,
+            "failures": self.failures,
+            "model_calls": self.model_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "wall_s": round(self.wall_s, 2),
+            "tools": self.tools,
+            "notices": self.events,
+        }
+
+
+def load_tasks(path: Path) -> list[Task]:
+    """The tasks of one YAML file; a malformed one stops with the file, task and key."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise SuiteError(f"{path}: cannot read the task file: {exc}") from None
+    if not isinstance(raw, list):
+        raise SuiteError(f"{path}: a task file is a YAML list of tasks")
+    tasks, seen = [], set()
+    for n, item in enumerate(raw, 1):
+        where = f"{path}: task {n}"
+        if not isinstance(item, dict):
+            raise SuiteError(f"{where}: a task is a mapping")
+        unknown = set(item) - _TASK_KEYS
+        if unknown:
+            raise SuiteError(f"{where}: unknown key {sorted(unknown)[0]!r}")
+        for key in ("id", "category", "request", "expect"):
+            if not item.get(key):
+                raise SuiteError(f"{where}: missing {key!r}")
+        where = f"{path}: task {item['id']!r}"
+        if item["id"] in seen:
+            raise SuiteError(f"{where}: the id is used twice")
+        seen.add(item["id"])
+        expect = item["expect"]
+        if not isinstance(expect, dict) or set(expect) - _EXPECT_KEYS:
+            bad = sorted(set(expect) - _EXPECT_KEYS) if isinstance(expect, dict) else ["expect"]
+            raise SuiteError(f"{where}: unknown expectation {bad[0]!r}")
+        tasks.append(
+            Task(
+                id=str(item["id"]),
+                category=str(item["category"]),
+                request=str(item["request"]),
+                expect=expect,
+                files={str(k): str(v) for k, v in (item.get("files") or {}).items()},
+                pages={str(k): str(v) for k, v in (item.get("pages") or {}).items()},
+                memory=[str(m) for m in item.get("memory") or []],
+                yes=bool(item.get("allow", False)),
+                source=str(path),
+            )
+        )
+    return tasks
+
+
+class _Pages(http.server.BaseHTTPRequestHandler):
+    pages: dict[str, str] = {}
+
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        body = self.pages.get(self.path.split("?")[0])
+        self.send_response(200 if body is not None else 404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.end_headers()
+        self.wfile.write((body or "<h1>Not found</h1>").encode())
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+@contextmanager
+def _served(pages: dict[str, str]) -> Iterator[str]:
+    """The task's pages on 127.0.0.1 (an ephemeral port); yields the base URL."""
+    if not pages:
+        yield ""
+        return
+    handler = type("Pages", (_Pages,), {"pages": pages})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".lar" not in p.relative_to(root).parts
+    }
+
+
+def score(task: Task, answer: str, before: dict[str, bytes], workspace: Path) -> list[str]:
+    """What the run got wrong, as a user would check it (empty: passed)."""
+    expect, low, failures = task.expect, answer.casefold(), []
+    for text in expect.get("has", []):
+        if str(text).casefold() not in low:
+            failures.append(f"answer lacks {text!r}")
+    options = expect.get("has_any", [])
+    if options and not any(str(t).casefold() in low for t in options):
+        failures.append(f"answer has none of {options!r}")
+    for text in expect.get("lacks", []):
+        if str(text).casefold() in low:
+            failures.append(f"answer has {text!r}")
+    if expect.get("no_new_figures"):
+        known = {f.replace(",", "") for f in _FIGURE.findall(task.request)}
+        new = [f for f in _FIGURE.findall(answer) if f.replace(",", "") not in known]
+        if new:
+            failures.append(f"answer gives figures no one gave: {', '.join(new[:4])}")
+    for name, needles in (expect.get("files") or {}).items():
+        path = workspace / name
+        if not path.is_file():
+            failures.append(f"no file {name}")
+            continue
+        content = path.read_text(encoding="utf-8", errors="replace").casefold()
+        for needle in needles:
+            if str(needle).casefold() not in content:
+                failures.append(f"{name} lacks {needle!r}")
+    for name in expect.get("absent", []):
+        if (workspace / name).exists():
+            failures.append(f"{name} exists")
+    if expect.get("unchanged") and _snapshot(workspace) != before:
+        failures.append("the workspace changed")
+    return failures
+
+
+def _approver(yes: bool) -> Any:
+    class Approver:
+        how_to_allow = "run the request again with --yes, or use lar chat, which asks each time"
+
+        def __call__(self, call: Any, tool: Any) -> bool:
+            return yes
+
+    return Approver()
+
+
+class EverydayRunner:
+    """Runs tasks on one engine: one runner, and for each task a fresh workspace and a fresh
+    Lar home (memory, notes, to-dos), so no task sees another's."""
+
+    def __init__(self, config: Any, engine: Any, *, track: str, max_turns: int) -> None:
+        from lar.agents import Agent, Runner
+        from lar.tools import builtin_tools
+
+        self.config = config
+        self.runner = Runner(config=config, engine=engine, traces=False, memory=False)
+        self.agent = Agent(tools=builtin_tools(), track=track, max_turns=max_turns)  # type: ignore[arg-type]
+
+    def run(self, task: Task) -> TaskResult:
+        from lar.memory import open_memory, statement
+        from lar.types import ModelCalled, Notice, ToolCallFinished
+
+        with (
+            tempfile.TemporaryDirectory(prefix="lar-everyday-") as tmp,
+            _served(task.pages) as base,
+        ):
+            root = Path(tmp)
+            workspace, home = root / "ws", root / "home"
+            workspace.mkdir()
+            home.mkdir()
+            for name, content in task.files.items():
+                (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+                (workspace / name).write_text(content, encoding="utf-8")
+            before = _snapshot(workspace)
+            own = self.config.model_copy(update={"home": home})
+            memory = open_memory(own)
+            for text in task.memory:  # as ``lar memory add`` stores it
+                said = statement(text)
+                memory.write(said.content, said.type, source="cli")
+            # The task's own home: the runner's config and memory are swapped for this task.
+            self.runner.config, self.runner.memory = own, memory
+            session = self.runner.session(
+                self.agent, workspace=workspace, approver=_approver(task.yes)
+            )
+            request = task.request.replace("{base}", base)
+            started = time.perf_counter()
+            try:
+                result = session.run(request)
+                answer, events = result.text, result.events
+            except LarError as exc:
+                answer, events = f"[run failed: {exc}]", []
+            wall = time.perf_counter() - started
+            session.close()
+            memory.store.close()
+            self.runner.memory = None
+            failures = score(task, answer, before, workspace)
+        calls = [e for e in events if isinstance(e, ModelCalled)]
+        return TaskResult(
+            task=task,
+            passed=not failures,
+            answer=answer,
+            failures=failures,
+            model_calls=len(calls),
+            prompt_tokens=sum(e.usage.prompt_tokens for e in calls),
+            wall_s=wall,
+            tools=[e.result.name for e in events if isinstance(e, ToolCallFinished)],
+            events=[str(e.code) for e in events if isinstance(e, Notice)],
+        )
+
+    def close(self) -> None:
+        self.runner.config = self.config
+        self.runner.close()

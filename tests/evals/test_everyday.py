@@ -1,0 +1,90 @@
+"""The everyday suite's format, its scoring and its runner (a scripted model; the embedded
+model runs it in bench/everyday.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lar.config import LarConfig
+from lar.engines.scripted import ScriptedEngine
+from lar.evals.everyday import EverydayRunner, SuiteError, Task, load_tasks, score
+
+SUITES = Path(__file__).parents[2] / "evals" / "everyday"
+
+
+def call(name: str, **args: object) -> str:
+    return "<tool_call>\n" + json.dumps({"name": name, "arguments": args}) + "\n</tool_call>"
+
+
+def test_both_halves_load_with_distinct_ids_and_the_same_categories() -> None:
+    dev, test = load_tasks(SUITES / "dev.yaml"), load_tasks(SUITES / "test.yaml")
+    assert len(dev) + len(test) >= 60
+    assert {t.category for t in dev} == {t.category for t in test}
+    assert not {t.id for t in dev} & {t.id for t in test}
+    assert {t.request for t in dev}.isdisjoint({t.request for t in test})
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "- {id: a, category: c, request: r, expect: {has: [x]}, colour: red}",
+            "unknown key 'colour'",
+        ),
+        ("- {id: a, category: c, expect: {has: [x]}}", "missing 'request'"),
+        ("- {id: a, category: c, request: r, expect: {hass: [x]}}", "unknown expectation 'hass'"),
+        (
+            "- {id: a, category: c, request: r, expect: {has: [x]}}\n"
+            "- {id: a, category: c, request: s, expect: {has: [y]}}",
+            "task 'a': the id is used twice",
+        ),
+        ("id: a", "a YAML list of tasks"),
+    ],
+)
+def test_a_malformed_task_file_names_the_file_task_and_key(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(SuiteError, match=message) as info:
+        load_tasks(path)
+    assert str(path) in str(info.value)
+
+
+def test_score_checks_the_answer_the_files_and_that_nothing_changed(tmp_path: Path) -> None:
+    task = Task(
+        "x", "c", "What is 2 + 40?",
+        {"has": ["42"], "lacks": ["43"], "no_new_figures": True, "unchanged": True},
+    )  # fmt: skip
+    (tmp_path / "a.txt").write_text("a")
+    before = {"a.txt": b"a"}
+    assert score(task, "It is 42.", before, tmp_path) == ["answer gives figures no one gave: 42"]
+    (tmp_path / "a.txt").write_text("b")
+    failures = score(task, "It is 43.", before, tmp_path)
+    assert "answer lacks '42'" in failures and "answer has '43'" in failures
+    assert "the workspace changed" in failures
+
+
+def test_the_runner_gives_each_task_its_workspace_and_counts_model_calls() -> None:
+    task = Task(
+        "d-sum", "files", "Sum the numbers in numbers.txt.", {"has": ["3"]},
+        files={"numbers.txt": "1\n2\n"},
+    )  # fmt: skip
+    engine = ScriptedEngine(
+        [
+            call("file_read", path="numbers.txt"),
+            call("calculate", expression="1 + 2"),
+            "The sum is 3.",
+        ]
+    )
+    runner = EverydayRunner(LarConfig(), engine, track="protocol", max_turns=4)
+    try:
+        result = runner.run(task)
+    finally:
+        runner.close()
+    assert result.passed, result.failures
+    assert result.tools == ["file_read", "calculate"] and result.model_calls == 3
+    assert result.prompt_tokens > 0
