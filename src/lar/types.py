@@ -79,6 +79,7 @@ class Code(StrEnum):
     OFF_TOPIC_CALL = "off_topic_call"
     INVENTED_OPTION = "invented_option"
     UNCHECKED_FIGURE = "unchecked_figure"
+    UNREAD_FILE = "unread_file"
     # tool calls that did not run, or failed
     UNKNOWN_TOOL = "unknown_tool"
     NOT_ALLOWED = "not_allowed"

@@ -382,7 +382,9 @@ def test_a_call_that_fits_the_request_runs() -> None:
 @pytest.mark.off_topic
 def test_calls_after_a_tool_result_are_not_judged() -> None:
     # lookup fits the request; add (0.05 against it) follows from lookup's result
-    a, _ = agent([call("lookup", key="price"), call("add", a=1, b=2), "3"])
+    # ("and": asked once for more calls, the model repeats the lookup)
+    steps = [call("lookup", key="price"), call("lookup", key="price"), call("add", a=1, b=2), "3"]
+    a, _ = agent(steps)
     result = a.run("Look up the key 'price' and add one and two to it.")
     assert [c.name for c in result.tool_calls] == ["lookup", "add"] and calls == [(1, 2)]
 

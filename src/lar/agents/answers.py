@@ -59,6 +59,7 @@ _REPORTED = frozenset(
 )
 """Failures the user is told about: they decide what the answer could use. A wrong tool name or
 bad arguments are the model's slips, corrected in the loop."""
+_FAILED = frozenset({Code.TOOL_ERROR, Code.TIMEOUT, Code.CIRCUIT_OPEN})
 _DENIED_WHY = re.compile(r"\): it (.+?); do not retry")
 
 
@@ -155,10 +156,17 @@ def _slip(result: ToolResult) -> Unrun:
     )
 
 
-def unrun_calls(results: Sequence[ToolResult], how: str = DEFAULT_HOW_TO_ALLOW) -> list[Unrun]:
-    """The run's calls the user should hear about: refused or failed, and not made good by a
-    later successful call of the same tool."""
+def unrun_calls(
+    results: Sequence[ToolResult],
+    how: str = DEFAULT_HOW_TO_ALLOW,
+    reads: Iterable[str] = (),
+) -> list[Unrun]:
+    """The run's calls the user should hear about: refused, or failed, and not made good by a
+    later successful call of the same tool. A failed read (a tool in ``reads``: it cannot
+    change anything) is the model's business unless the answer is replaced: the user need not
+    hear that a guessed path did not exist."""
     worked_after: set[str] = set()
+    quiet = set(reads)
     found: list[Unrun] = []
     for result in reversed(results):
         if result.ok:
@@ -166,6 +174,8 @@ def unrun_calls(results: Sequence[ToolResult], how: str = DEFAULT_HOW_TO_ALLOW) 
             continue
         error = result.error
         if error is None or error.code not in _REPORTED or result.name in worked_after:
+            continue
+        if error.code in _FAILED and result.name in quiet:
             continue
         text = _describe(result, how)
         if all(u.text != text for u in found):
@@ -206,20 +216,24 @@ def check_answer(
     said: Iterable[str],
     results: Sequence[ToolResult],
     how: str = DEFAULT_HOW_TO_ALLOW,
+    reads: Iterable[str] = (),
 ) -> Checked:
     """The answer the user gets (see the module's docstring). ``addressed``: what Lar sent the
     model; ``said``: what may be repeated (the conversation, tool data, the listing, memory);
-    ``results``: this run's calls."""
+    ``results``: this run's calls; ``reads``: tools that cannot change anything."""
     data = [r.content for r in results if r.ok]
     said = list(said)
     text, leaked = without_addressed(answer, addressed, said)
-    unrun = unrun_calls(results, how)
+    reads = list(reads)
+    unrun = unrun_calls(results, how, reads)
     invented: list[str] = []
     if results and not data:  # calls were made and none gave data
         invented = invented_figures(text, said)
         if invented:
             text = ""
-            unrun = unrun or [_slip(r) for r in results if r.error is not None][-1:]
+            unrun = unrun_calls(results, how) or [_slip(r) for r in results if r.error][-1:]
+    if not text.strip() and not unrun and results and not data:
+        unrun = unrun_calls(results, how) or [_slip(r) for r in results if r.error][-1:]
     if unrun:
         account = " ".join(u.text for u in unrun)
         if not text.strip():
@@ -227,7 +241,13 @@ def check_answer(
         elif not all(u.tool in text and ("--yes" in text or u.code != Code.DENIED) for u in unrun):
             text = f"{text}\n\n({account})"
     elif not text.strip() and leaked:
-        text = "I have no answer to give for this request."
+        found = [r for r in results if r.ok]
+        if found:  # no answer of its own: what the last tool found, as it found it
+            shown = found[-1].content
+            shown = shown if len(shown) <= 1500 else shown[:1499] + "…"
+            text = f"Here is what {found[-1].name} found:\n{shown}"
+        else:
+            text = "I have no answer to give for this request."
     return Checked(text, leaked, invented, unrun)
 
 
@@ -239,6 +259,7 @@ def for_user(
     results: Sequence[ToolResult],
     own: Iterable[str],
     how: str = DEFAULT_HOW_TO_ALLOW,
+    reads: Iterable[str] = (),
 ) -> Checked:
     """``check_answer`` for a run of the loop: ``sent`` is every text the model was sent this
     run; what the conversation holds (the user's and assistant's words, tool data, a failure's
@@ -246,7 +267,9 @@ def for_user(
     repeated, so only the rest (rules, notes, nudges, hints) counts as addressed to the model.
     """
     said = [m.content if m.role != "tool" else data_of_failure(m.content) for m in history]
-    return check_answer(answer, addressed=sent, said=[*said, *own], results=results, how=how)
+    return check_answer(
+        answer, addressed=sent, said=[*said, *own], results=results, how=how, reads=reads
+    )
 
 
 def notices(checked: Checked) -> list[Notice]:

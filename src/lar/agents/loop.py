@@ -200,6 +200,7 @@ class _Loop:
         self.unconstrained = False  # the endpoint refused JSON Schema decoding once
         self.cut_off = False  # this turn's calls were cut off at max_tokens
         self.sent: list[str] = []  # every text the model was sent in this run
+        self.reads = [t.name for t in self.tools if t.idempotent or t.interactive]
 
     def new_turn(self) -> Turn:
         memory = render_memory(self.carried.memory) if self.carried.memory else ""
@@ -210,6 +211,7 @@ class _Loop:
             list(self.history),
             memory=memory,
             relevance=self.settings.relevance,
+            workspace=self.ctx.workspace,
             key=call_hash,
             asker=self.ask,
         )
@@ -447,7 +449,7 @@ class _Loop:
             own.append(render_memory(self.carried.memory))
         checked = for_user(
             answer, sent=self.sent, history=self.history, results=list(self.run.completed.values()),
-            own=own, how=how_to_allow(self.executor.approver),
+            own=own, how=how_to_allow(self.executor.approver), reads=self.reads,
         )  # fmt: skip
         self.events.extend(notices(checked))
         return checked.text

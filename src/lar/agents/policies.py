@@ -9,10 +9,12 @@ effects. Names are stable: profiles, ``agent.policies`` and ``lar eval --ablate`
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import ClassVar, Literal
 
-from lar.agents.answers import invented_figures
+from lar.agents.answers import invented_figures, without_addressed
 from lar.agents.policy import (
     ACCEPT,
     AddCalls,
@@ -36,7 +38,7 @@ from lar.calling.corrections import (
     ungrounded_nudge,
 )
 from lar.calling.native import extract_calls
-from lar.calling.prompt import call_text
+from lar.calling.prompt import call_text, tool_listing
 from lar.calling.relevance import OffTopic, invented_options
 from lar.tools.executor import tool_names
 from lar.types import Code, Message, ToolCall
@@ -353,6 +355,11 @@ class MoreCalls(Policy):
         if reply is None:
             return ACCEPT
         found = extract_calls(reply, tool_names(list(turn.tools.values()))).calls
+        # Several items are more calls of the same tools; another tool is a later step, which
+        # needs this call's result first (asked for more, "sum numbers.txt" got a calculate
+        # call with made-up numbers beside the file_read).
+        same = {c.name for c in turn.calls}
+        found = [c for c in found if c.name in same]
         extra = more_calls(turn.calls, found, turn.tools, turn.key, turn.grounding())
         if not extra:
             return ACCEPT
@@ -380,6 +387,73 @@ class DescribedCall(Policy):
         return Retry(
             Code.DESCRIBED_CALL, f"the model described a call to {talked}", nudge=DESCRIBED_NUDGE
         )
+
+
+@_register
+class CopiedInstructions(Policy):
+    name: ClassVar[str] = "copied_instructions"
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
+    about: ClassVar[str] = (
+        "an answer that is nothing but a copy of what Lar told the model (a rule, a "
+        "correction): asked once for the answer without tools"
+    )
+
+    async def before_answer(self, turn: Turn) -> Verdict:
+        if turn.run.last_turn or turn.run.answer_mode or self_fired(turn, self.name):
+            return ACCEPT
+        said = [m.content for m in turn.history]
+        said += [turn.memory, tool_listing(list(turn.tools.values()))]
+        kept, cut = without_addressed(turn.text, [m.content for m in turn.request], said)
+        if not cut or kept.strip():
+            return ACCEPT  # a partial copy is cut from the answer at the end
+        return WithholdTools(
+            Code.LEAKED_TEXT, "the answer only copied Lar's instructions; asking for the answer"
+        )
+
+
+@_register
+class UnreadFile(Policy):
+    name: ClassVar[str] = "unread_file"
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
+    about: ClassVar[str] = (
+        "an answer with no tool call to a request that names a file of the workspace (a "
+        "summary of a README nobody read): asked once to read it first"
+    )
+
+    async def before_answer(self, turn: Turn) -> Verdict:
+        run = turn.run
+        if run.completed or run.last_turn or run.answer_mode or self_fired(turn, self.name):
+            return ACCEPT
+        if turn.workspace is None or READER not in turn.tools:
+            return ACCEPT
+        request = next(iter(turn.requests(1)), "")
+        named = files_named(request, turn.workspace)
+        if not named:
+            return ACCEPT
+        shown = ", ".join(named[:3])
+        return Retry(
+            Code.UNREAD_FILE,
+            f"the answer uses no tool, yet the request names {shown} of the workspace",
+            nudge=f"{shown} is in the workspace and you have not read it: call {READER} first.",
+        )
+
+
+READER = "file_read"
+"""The built-in tool a named file is read with (lar.tools.builtin.files)."""
+_PATHLIKE = re.compile(r"[\w./~-]+\.[A-Za-z0-9]{1,8}\b")
+
+
+def files_named(request: str, workspace: Path) -> list[str]:
+    """The files of ``workspace`` that ``request`` names (``README.md``, ``notes/a.txt``)."""
+    found = []
+    for token in _PATHLIKE.findall(request):
+        token = token.rstrip(".")
+        try:
+            if (workspace / token).is_file() and token not in found:
+                found.append(token)
+        except OSError:
+            continue
+    return found
 
 
 CALCULATOR = "calculate"
@@ -429,6 +503,8 @@ DEFAULT_PROFILE: Sequence[str] = (
     DoubtedValues.name,
     MoreCalls.name,
     DescribedCall.name,
+    CopiedInstructions.name,
+    UnreadFile.name,
     UncheckedFigure.name,
 )
 """Every policy, in the order the loop consults them (a model's catalog entry may list fewer)."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from lar.errors import ConfigError
@@ -165,6 +166,8 @@ class Turn:
     memory: str = ""
     """What memory added to the system prompt (a source of grounded values)."""
     relevance: Relevance | None = None
+    workspace: Path | None = None
+    """The run's workspace (files a request names are looked up there)."""
     key: Callable[[ToolCall], str] = str
     """Identifies a call by name and arguments."""
     asker: Callable[[list[Message], str], Awaitable[ModelResponse | None]] | None = None

@@ -65,7 +65,9 @@ Track = Literal["native", "protocol", "constrained"]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are Lar, a helpful assistant running on the user's own computer. "
-    "Answer briefly and correctly. Use a tool when it helps; never invent tool results."
+    "Answer briefly and correctly. Use a tool when it helps; never invent tool results. "
+    "You can act only through the listed tools: when a request needs anything else, say "
+    "plainly that you cannot do it here."
 )
 
 

@@ -187,7 +187,9 @@ def score(task: Task, answer: str, before: dict[str, bytes], workspace: Path) ->
             failures.append(f"answer has {text!r}")
     if expect.get("no_new_figures"):
         known = {f.replace(",", "") for f in _FIGURE.findall(task.request)}
-        new = [f for f in _FIGURE.findall(answer) if f.replace(",", "") not in known]
+        # single digits are phrasing ("2 ways") or an error's number, not a made-up value
+        figures = [f for f in _FIGURE.findall(answer) if len(f) > 1]
+        new = [f for f in figures if f.replace(",", "") not in known]
         if new:
             failures.append(f"answer gives figures no one gave: {', '.join(new[:4])}")
     for name, needles in (expect.get("files") or {}).items():

@@ -292,6 +292,9 @@ class SchemaTool(Tool):
         self.danger = None
         self.interactive = False
         self.broad = broad
+        self.idempotent = False
+        self.reads_outside = False
+        self.stages = False
         self.is_async = inspect.iscoroutinefunction(fn)
         self.context_param = None
         self.parameters = schema

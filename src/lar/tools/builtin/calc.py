@@ -79,9 +79,14 @@ def calculate(expression: str) -> str:
         value = evaluator.eval(text)
     except ZeroDivisionError:
         raise ValueError(f"{expression!r} divides by zero") from None
-    except (InvalidExpression, SyntaxError, TypeError, KeyError, OverflowError) as exc:
+    except SyntaxError:
         raise ValueError(
-            f"cannot work out {expression!r}: {exc}. Write numbers and + - * / ** ( ) only, "
+            f"{expression!r} is not arithmetic; write numbers and + - * / ** ( ) only, or one "
+            "of the listed functions"
+        ) from None
+    except (InvalidExpression, TypeError, KeyError, OverflowError) as exc:
+        raise ValueError(
+            f"cannot work out {expression!r} ({exc}); write numbers and + - * / ** ( ) only, "
             "or one of the listed functions"
         ) from None
     if not isinstance(value, int | float):

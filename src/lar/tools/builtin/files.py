@@ -14,9 +14,22 @@ from typing import Literal
 from lar.tools.base import ToolContext, private_paths, tool
 from lar.tools.danger import Verdict, runs_code_later
 
-__all__ = ["file_read", "file_write", "file_patch", "read_outside_danger", "resolve_path"]
+__all__ = [
+    "file_read",
+    "file_write",
+    "file_patch",
+    "read_outside_danger",
+    "resolve_path",
+    "not_a_web_address",
+]
 
 _MAX_LINES = 400
+
+
+def not_a_web_address(path: str) -> None:
+    """A file tool given a URL says which tool fetches it (the 1.5B mixes them up)."""
+    if path.strip().lower().startswith(("http://", "https://", "www.")):
+        raise ValueError(f"{path!r} is a web address, not a file or folder; web_scan fetches it")
 
 
 def _inside(target: Path, root: Path) -> bool:
@@ -176,6 +189,7 @@ def _open_outside(ctx: ToolContext, path: str) -> int:
 
 
 def _read_text(ctx: ToolContext, path: str) -> str:
+    not_a_web_address(path)
     try:
         outside = ctx.confirmed and not _inside(_target(ctx, path), ctx.workspace.resolve())
     except OSError:

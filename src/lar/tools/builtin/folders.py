@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from lar.tools.base import ToolContext, private_paths, tool
-from lar.tools.builtin.files import read_outside_danger, resolve_path
+from lar.tools.builtin.files import not_a_web_address, read_outside_danger, resolve_path
 
 __all__ = ["folder_list", "file_find", "file_info"]
 
@@ -50,13 +50,28 @@ def _when(ts: float) -> str:
 
 
 def _folder(ctx: ToolContext, path: str) -> Path:
+    not_a_web_address(path)
     target = resolve_path(ctx, path, outside=True)
     if not target.exists():
         where = f" (the workspace is {ctx.workspace})" if not Path(path).is_absolute() else ""
         raise FileNotFoundError(f"no folder {path!r}{where}")
     if not target.is_dir():
-        raise NotADirectoryError(f"{path!r} is a file, not a folder (file_info describes it)")
+        raise NotADirectoryError(f"{path!r} is a file, not a folder (file_read reads it)")
     return target
+
+
+def _a_file(ctx: ToolContext, path: str) -> str | None:
+    """For a folder tool given a file: the file as file_read shows it (a small model's slip
+    costs no turn), else None."""
+    from lar.tools.builtin.files import file_read
+
+    not_a_web_address(path)
+    try:
+        if not resolve_path(ctx, path, outside=True).is_file():
+            return None
+    except (OSError, PermissionError):
+        return None
+    return f"[{path} is a file, not a folder; its content:]\n" + str(file_read(path, ctx))
 
 
 def _entries(folder: Path, shown_from: Path, private: list[Path]) -> Iterator[_Entry]:
@@ -102,6 +117,8 @@ def folder_list(ctx: ToolContext, path: str = ".") -> str:
     Args:
         path: Folder to list, relative to the workspace (default: the workspace itself).
     """
+    if (content := _a_file(ctx, path)) is not None:
+        return content
     target = _folder(ctx, path)
     everything = list(_entries(target, _shown_from(ctx, target), private_paths(ctx)))
     hidden = [e for e in everything if e.path.name.startswith(".")]
@@ -165,6 +182,8 @@ def file_find(
         path: Folder to search, relative to the workspace (default: the workspace).
         sort: name, size (largest first) or newest (most recently changed first).
     """
+    if (content := _a_file(ctx, path)) is not None:
+        return content
     top = _folder(ctx, path)
     matched, cut = _walk(ctx, top, _shown_from(ctx, top), pattern)
     if not matched:
