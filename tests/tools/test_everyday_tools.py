@@ -136,3 +136,12 @@ def test_convert_units_handles_lengths_temperatures_and_says_what_is_wrong(ws: P
     assert not kinds.ok and "different kinds" in kinds.content
     unknown = run(ws, "convert_units", value=1, from_unit="florbs", to_unit="km")
     assert not unknown.ok and "unknown unit" in unknown.content
+
+
+def test_a_folder_tool_given_a_file_shows_the_file_and_a_url_names_web_scan(ws: Path) -> None:
+    r = run(ws, "file_find", path="notes.txt")
+    assert r.ok and r.content.startswith("[notes.txt is a file, not a folder; its content:]\n1: ")
+    url = run(ws, "folder_list", path="http://127.0.0.1:8000/page.html")
+    assert not url.ok and "web_scan fetches it" in url.content
+    read = run(ws, "file_read", path="https://example.org/a.txt")
+    assert not read.ok and "web_scan fetches it" in read.content

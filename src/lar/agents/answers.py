@@ -240,13 +240,13 @@ def check_answer(
             text = "I could not do this here. " + account
         elif not all(u.tool in text and ("--yes" in text or u.code != Code.DENIED) for u in unrun):
             text = f"{text}\n\n({account})"
-    elif not text.strip() and leaked:
+    elif not text.strip():
         found = [r for r in results if r.ok]
         if found:  # no answer of its own: what the last tool found, as it found it
             shown = found[-1].content
             shown = shown if len(shown) <= 1500 else shown[:1499] + "…"
             text = f"Here is what {found[-1].name} found:\n{shown}"
-        else:
+        elif leaked:
             text = "I have no answer to give for this request."
     return Checked(text, leaked, invented, unrun)
 

@@ -1,0 +1,118 @@
+"""The policies for everyday requests: a figure worked out in the model's head goes to the
+calculator, a named file is read before it is answered about, an answer that only copies Lar's
+instructions is asked for again, and "and" asks only for more calls of the same tools."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lar import Agent, tool
+from lar.engines.scripted import ScriptedEngine
+from lar.types import Code, Notice
+
+
+@tool
+def read_numbers(which: str) -> str:
+    """Read a list of numbers.
+
+    Args:
+        which: Which list.
+    """
+    return "12.5\n7.25\n30\n0.75"
+
+
+@tool
+def calculate(expression: str) -> str:
+    """Work out arithmetic.
+
+    Args:
+        expression: The arithmetic.
+    """
+    return f"{expression} = 50.5"
+
+
+@tool
+def file_read(path: str) -> str:
+    """Read a file.
+
+    Args:
+        path: The file.
+    """
+    return "# Tidy\nTidy sorts your downloads."
+
+
+def call(name: str, **args: object) -> str:
+    return "<tool_call>\n" + json.dumps({"name": name, "arguments": args}) + "\n</tool_call>"
+
+
+def run(
+    steps: list[object], request: str, workspace: Path = Path(".")
+) -> tuple[object, ScriptedEngine]:
+    engine = ScriptedEngine(steps)  # type: ignore[arg-type]
+    agent = Agent(engine=engine, tools=[read_numbers, calculate, file_read], workspace=workspace)
+    return agent.run(request), engine
+
+
+def codes(result: object) -> list[str]:
+    return [e.code for e in result.events if isinstance(e, Notice)]  # type: ignore[attr-defined]
+
+
+def test_a_figure_no_tool_gave_is_sent_to_the_calculator_once() -> None:
+    steps = [
+        call("read_numbers", which="A"),
+        "52.5",
+        call("calculate", expression="12.5 + 7.25 + 30 + 0.75"),
+        "The sum is 50.5.",
+    ]
+    result, engine = run(steps, "Sum the numbers of list A")
+    assert result.text == "The sum is 50.5."  # type: ignore[attr-defined]
+    assert Code.UNCHECKED_FIGURE in codes(result)
+    assert '"name": "calculate"' in engine.calls[2][-1].content  # the nudge shows the call
+
+
+def test_a_figure_from_the_data_is_not_questioned() -> None:
+    result, engine = run([call("read_numbers", which="A"), "The largest is 30."], "Largest of A?")
+    assert result.text == "The largest is 30." and len(engine.calls) == 2  # type: ignore[attr-defined]
+
+
+def test_a_request_naming_a_workspace_file_is_not_answered_unread(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("# Tidy\n")
+    steps = ["- It is a project.", call("file_read", path="README.md"), "- Tidy sorts downloads."]
+    result, engine = run(steps, "Summarize README.md in three bullets.", tmp_path)
+    assert result.text == "- Tidy sorts downloads."  # type: ignore[attr-defined]
+    assert Code.UNREAD_FILE in codes(result)
+    assert "README.md is in the workspace" in engine.calls[1][-1].content
+
+
+def test_a_file_that_is_not_there_is_not_pressed_on(tmp_path: Path) -> None:
+    result, engine = run(["It is not here."], "Summarize NOTES.md please.", tmp_path)
+    assert result.text == "It is not here." and len(engine.calls) == 1  # type: ignore[attr-defined]
+
+
+def test_an_answer_that_only_copies_a_correction_is_asked_for_again() -> None:
+    # a rule of the protocol track's system prompt
+    copied = (
+        "Never work out a tool's result yourself (sums, conversions, file contents): call the tool."
+    )
+    steps = [call("read_numbers", which="A"), copied, "A holds 12.5, 7.25, 30 and 0.75."]
+    result, engine = run(steps, "What is in list A?")
+    assert result.text == "A holds 12.5, 7.25, 30 and 0.75."  # type: ignore[attr-defined]
+    assert Code.LEAKED_TEXT in codes(result)
+    assert "# Tools" not in engine.calls[2][0].content  # asked without tools
+
+
+def test_and_asks_for_more_calls_of_the_same_tool_only() -> None:
+    steps = [
+        call("read_numbers", which="A"),
+        call("read_numbers", which="A") + "\n" + call("calculate", expression="1 + 1"),
+        "A holds four numbers.",
+    ]
+    result, _ = run(steps, "Read list A and tell me the sum")
+    ran = [c.name for c in result.tool_calls]  # type: ignore[attr-defined]
+    assert ran == ["read_numbers"]  # a calculate with made-up numbers is not added
+
+
+def test_an_empty_answer_after_tool_data_shows_the_data() -> None:
+    result, _ = run([call("read_numbers", which="A"), "   "], "What is in list A?")
+    assert result.text.startswith("Here is what read_numbers found:\n12.5")  # type: ignore[attr-defined]
