@@ -268,3 +268,41 @@ def test_secrets_never_reach_the_trace(lar_home: Path, monkeypatch: pytest.Monke
     store.close()
     raw = b"".join(p.read_bytes() for p in lar_home.glob("lar.db*"))
     assert secret.encode() not in raw
+
+
+@tool(permission="confirm")
+def send_mail(to: str) -> str:
+    """Send a mail."""
+    return "sent"
+
+
+@tool
+def weather(city: str) -> str:
+    """Weather of a city."""
+    raise ConnectionError("no network")
+
+
+@pytest.mark.parametrize(
+    ("tools", "steps", "outcome"),
+    [
+        ([add], ['{"name": "add", "arguments": {"a": 2, "b": 3}}', "5."], "answer"),
+        (
+            [send_mail],
+            ['{"name": "send_mail", "arguments": {"to": "bo"}}', "Sent!"],
+            "answer_after_failure",
+        ),
+        (
+            [weather],
+            ['{"name": "weather", "arguments": {"city": "Lisbon"}}', "Sunny, 25 C."],
+            "leaked",
+        ),
+    ],
+)
+def test_the_outcome_tells_a_plain_answer_from_one_after_a_refusal_or_repair(
+    lar_home: Path, tools: list[Any], steps: list[str], outcome: str
+) -> None:
+    with Agent(tools=tools, engine=ScriptedEngine(steps), approver=lambda c, t: False) as agent:
+        result = agent.run("Please do it for Lisbon with 2 plus 3 for bo")
+    t = TraceStore(lar_home / "lar.db").get(result.run_id)
+    assert t is not None and t.outcome == outcome
+    assert t.success is (outcome == "answer")  # only a plain answer teaches the router

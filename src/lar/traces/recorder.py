@@ -20,6 +20,7 @@ from lar.telemetry.records import TelemetryRecord, token_counts
 from lar.traces.reward import reward
 from lar.traces.store import Trace, TraceStore
 from lar.types import (
+    Code,
     ContextCompressed,
     ErrorEvent,
     Event,
@@ -35,6 +36,12 @@ from lar.types import (
 )
 
 __all__ = ["TraceRecorder", "digest"]
+
+_NOT_DONE = frozenset(
+    {Code.DENIED, Code.REFUSED, Code.TOOL_ERROR, Code.TIMEOUT, Code.CIRCUIT_OPEN, Code.NOT_ALLOWED}
+)
+"""A call that did not do what was asked (the model's slips, such as bad arguments, are not
+counted: the loop sends them back and the model may still get it right)."""
 
 
 def digest(value: Any) -> str:
@@ -71,6 +78,8 @@ class TraceRecorder:
         self.trace = Trace(trace_id, time.time(), query, "running", False, session=session)
         self._calls: dict[str, tuple[float, Any, str | None]] = {}
         self._failover = False
+        self._repaired = False  # the answer check cut copied instructions or invented figures
+        self._unrun: set[str] = set()  # tools refused or failed, not made good later
         self._chars = 0  # streamed text, for estimating a usage-less engine's completion
         self._seen: list[tuple[float, float, Event]] = []
         self._steps: list[dict[str, Any]] = []
@@ -175,6 +184,10 @@ class TraceRecorder:
             )
         elif isinstance(event, ToolCallFinished):
             r = event.result
+            if r.ok:
+                self._unrun.discard(r.name)
+            elif r.error is not None and r.error.code in _NOT_DONE:
+                self._unrun.add(r.name)
             _, args, raw = self._calls.pop(r.call_id, (0.0, None, None))
             self._step(
                 "tool",
@@ -208,6 +221,8 @@ class TraceRecorder:
         elif isinstance(event, Notice):
             if event.code == "failover":
                 self._failover = True
+            if event.code in (Code.LEAKED_TEXT, Code.INVENTED_RESULT):
+                self._repaired = True
             self._step("notice", event.code, {"message": event.message})
         elif isinstance(event, ErrorEvent):
             t.error = self._mask(event.message)
@@ -267,9 +282,15 @@ class TraceRecorder:
             t.outcome, t.latency_ms = "interrupted", self._offset()
         else:
             t.outcome, t.latency_ms, t.turns = final.stop_reason, final.latency_ms, final.turns
+            if final.stop_reason == "answer" and self._repaired:
+                t.outcome = "leaked"  # the model's answer copied instructions or made data up
+            elif final.stop_reason == "answer" and self._unrun:
+                t.outcome = "answer_after_failure"  # a refused or failed call was not made good
             t.answer = self._mask(final.text[:2000])
             self._step("final", final.stop_reason, {"text": final.text[:200]})
-        # A run answered by a fallback did not succeed for the model the router chose.
+        # Only a plain answer is a success: a run answered by a fallback did not succeed for
+        # the model the router chose, and an answer after a refused call or one Lar had to
+        # repair is nothing to learn from (``lar learn``, the learned router).
         t.success = t.outcome == "answer" and not self._failover
         total = t.prompt_tokens + t.completion_tokens
         t.reward = reward(
