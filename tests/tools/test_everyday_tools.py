@@ -52,7 +52,7 @@ def test_folder_list_shows_folders_then_files_with_sizes_and_no_hidden_names(ws:
     assert lines[0] == "src/  (folder)"
     assert any(line.startswith("notes.txt  4.9 KB") for line in lines)
     assert ".secret" not in r.content
-    assert lines[-1] == "[2 files (5.2 KB), 1 folders, 1 hidden names not shown]"
+    assert lines[-1] == "[2 files (5.2 KB; 1 .bin, 1 .txt), 1 folders, 1 hidden names not shown]"
     assert "1 hidden names not shown" in r.content
 
 

@@ -131,8 +131,22 @@ def folder_list(ctx: ToolContext, path: str = ".") -> str:
     lines += [f"{e.shown}  {size_text(e.size)}  {_when(e.modified)}" for e in files]
     total = sum(e.size for e in files)
     more = f", {len(hidden)} hidden names not shown" if hidden else ""
-    lines.append(f"[{len(files)} files ({size_text(total)}), {len(folders)} folders{more}]")
+    kinds = _by_kind(files)
+    lines.append(f"[{len(files)} files ({size_text(total)}{kinds}), {len(folders)} folders{more}]")
     return "\n".join(lines)
+
+
+def _by_kind(files: list[_Entry]) -> str:
+    """'; 4 .md, 1 .txt' — how many files of each extension, when there is more than one."""
+    counts: dict[str, int] = {}
+    for e in files:
+        ext = e.path.suffix.lower() or "(no extension)"
+        counts[ext] = counts.get(ext, 0) + 1
+    if len(counts) < 2:
+        return ""
+    return "; " + ", ".join(
+        f"{n} {ext}" for ext, n in sorted(counts.items(), key=lambda kv: -kv[1])
+    )
 
 
 def _walk(ctx: ToolContext, top: Path, base: Path, pattern: str) -> tuple[list[_Entry], bool]:
