@@ -112,7 +112,8 @@ def render_memory(parts: MemoryParts) -> str:
         blocks.append("Memory index (memory_search finds details):\n" + "\n".join(parts.index))
     if parts.recalled:
         lines = "\n".join(line for line, _ in parts.recalled)
-        blocks.append("What you remember (the user told you earlier; may help):\n" + lines)
+        head = "What the user told you earlier (when it answers the request, answer from it):"
+        blocks.append(f"{head}\n{lines}")
     if parts.working:
         blocks.append(f"Working memory: {parts.working}")
     return "\n\n".join(blocks)
