@@ -23,7 +23,9 @@ def ctx(tmp_path: Path) -> ToolContext:
 
 def test_file_read_ranges_and_keyword(ctx: ToolContext) -> None:
     (ctx.workspace / "a.txt").write_text("\n".join(f"line {i}" for i in range(1, 11)))
-    assert file_read("a.txt", ctx, start_line=2, end_line=3) == "2: line 2\n3: line 3"
+    assert file_read("a.txt", ctx, start_line=2, end_line=3) == (
+        "2: line 2\n3: line 3\n[lines 2-3 of 10; 7 more lines: read on with start_line=4]"
+    )
     assert file_read("a.txt", ctx, keyword="LINE 10") == "8: line 8\n9: line 9\n10: line 10"
     missing = file_read("a.txt", ctx, keyword="zzz")
     assert missing.startswith("[no line contains 'zzz'; the whole file:]\n1: line 1\n")
@@ -34,7 +36,7 @@ def test_file_read_ranges_and_keyword(ctx: ToolContext) -> None:
 def test_file_read_long_file_says_how_to_continue(ctx: ToolContext) -> None:
     (ctx.workspace / "long.txt").write_text("\n".join(str(i) for i in range(1000)))
     out = file_read("long.txt", ctx)
-    assert out.splitlines()[-1] == "[600 more lines; read on with start_line=401]"
+    assert out.splitlines()[-1] == "[lines 1-400 of 1000; 600 more lines: read on with start_line=401]"
 
 
 def test_file_write_modes(ctx: ToolContext) -> None:

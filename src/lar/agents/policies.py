@@ -9,6 +9,7 @@ effects. Names are stable: profiles, ``agent.policies`` and ``lar eval --ablate`
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -416,11 +417,19 @@ class UnreadFile(Policy):
     name: ClassVar[str] = "unread_file"
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
     about: ClassVar[str] = (
-        "an answer with no tool call to a request that names a file of the workspace (a "
-        "summary of a README nobody read): asked once to read it first"
+        "an answer, or first calls, that leave unread a file of the workspace the request "
+        "names (a summary of a README nobody read): asked once to read it first"
     )
 
     async def before_answer(self, turn: Turn) -> Verdict:
+        return self._unread(turn)
+
+    async def before_calls(self, turn: Turn) -> Verdict:
+        """First calls that touch none of the files the request names (a calculate call with
+        made-up numbers for "sum the numbers in numbers.txt") come after reading them."""
+        return self._unread(turn)
+
+    def _unread(self, turn: Turn) -> Verdict:
         run = turn.run
         if run.completed or run.last_turn or run.answer_mode or self_fired(turn, self.name):
             return ACCEPT
@@ -428,12 +437,13 @@ class UnreadFile(Policy):
             return ACCEPT
         request = next(iter(turn.requests(1)), "")
         named = files_named(request, turn.workspace)
-        if not named:
+        used = " ".join(json.dumps(c.arguments, ensure_ascii=False) for c in turn.calls)
+        if not named or any(Path(name).name in used for name in named):
             return ACCEPT
         shown = ", ".join(named[:3])
         return Retry(
             Code.UNREAD_FILE,
-            f"the answer uses no tool, yet the request names {shown} of the workspace",
+            f"the request names {shown} of the workspace, and nothing read it",
             nudge=f"{shown} is in the workspace and you have not read it: call {READER} first.",
         )
 
@@ -498,13 +508,13 @@ DEFAULT_PROFILE: Sequence[str] = (
     InventedTool.name,
     InventedOption.name,
     RepeatedCall.name,
+    UnreadFile.name,
     UngroundedValues.name,
     OffTopicCall.name,
     DoubtedValues.name,
     MoreCalls.name,
     DescribedCall.name,
     CopiedInstructions.name,
-    UnreadFile.name,
     UncheckedFigure.name,
 )
 """Every policy, in the order the loop consults them (a model's catalog entry may list fewer)."""

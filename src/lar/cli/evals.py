@@ -20,8 +20,8 @@ __all__ = ["eval_command"]
 TRACKS = ("native", "protocol", "constrained")
 
 POLICY_NAMES = (
-    "invented_tool", "invented_option", "repeated_call", "ungrounded_values", "off_topic",
-    "doubted_values", "more_calls", "described_call", "copied_instructions", "unread_file",
+    "invented_tool", "invented_option", "repeated_call", "unread_file", "ungrounded_values",
+    "off_topic", "doubted_values", "more_calls", "described_call", "copied_instructions",
     "unchecked_figure",
 )  # fmt: skip
 """lar.agents.policies.DEFAULT_PROFILE, spelled out so ``--help`` costs no import (a test

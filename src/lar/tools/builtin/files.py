@@ -216,8 +216,8 @@ def file_read(
 
     Args:
         path: File to read, relative to the workspace (outside it only with the user's yes).
-        start_line: First line to show (1-based).
-        end_line: Last line to show; default: up to 400 lines.
+        start_line: First line to show (1-based); leave it out to start at the top.
+        end_line: Last line to show; leave it out to read the whole file (up to 400 lines).
         keyword: Show only lines containing this text, with 2 lines of context.
     """
     lines = _read_text(ctx, path).splitlines()
@@ -237,8 +237,11 @@ def file_read(
     start = max(1, start_line)
     end = min(len(lines), end_line if end_line is not None else start + _MAX_LINES - 1)
     out = [f"{i}: {lines[i - 1]}" for i in range(start, end + 1)]
-    if end < len(lines) and end_line is None:
-        out.append(f"[{len(lines) - end} more lines; read on with start_line={end + 1}]")
+    if end < len(lines):  # said even for a range asked for: the model may have guessed it
+        out.append(
+            f"[lines {start}-{end} of {len(lines)}; {len(lines) - end} more lines: read on "
+            f"with start_line={end + 1}]"
+        )
     return "\n".join(out) if out else f"{path}: empty or no lines in range ({len(lines)} lines)"
 
 
