@@ -36,7 +36,9 @@ def test_file_read_ranges_and_keyword(ctx: ToolContext) -> None:
 def test_file_read_long_file_says_how_to_continue(ctx: ToolContext) -> None:
     (ctx.workspace / "long.txt").write_text("\n".join(str(i) for i in range(1000)))
     out = file_read("long.txt", ctx)
-    assert out.splitlines()[-1] == "[lines 1-400 of 1000; 600 more lines: read on with start_line=401]"
+    assert (
+        out.splitlines()[-1] == "[lines 1-400 of 1000; 600 more lines: read on with start_line=401]"
+    )
 
 
 def test_file_write_modes(ctx: ToolContext) -> None:
