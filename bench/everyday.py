@@ -3,6 +3,8 @@
     python bench/everyday.py evals/everyday/dev.yaml evals/everyday/test.yaml \\
         [--track protocol] [--json evals/results/everyday.jsonl] [--resume] [--failures]
     python bench/everyday.py --report evals/results/everyday.jsonl   # tables from a result file
+    python bench/everyday.py --compare BEFORE.jsonl AFTER.jsonl   # both, side by side, into
+                                                                  # BENCHMARKS.md
 
 Each task runs in a fresh workspace and Lar home (src/lar/evals/everyday.py); a row per task
 goes to ``--json`` as it finishes, so ``--resume`` goes on where a stopped run was. The table:
@@ -44,6 +46,44 @@ def table(title: str, rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _pick(rows: dict[str, dict[str, Any]], prefix: str, category: str) -> list[dict[str, Any]]:
+    return [
+        r for r in rows.values()
+        if r["id"].startswith(prefix) and category in ("all", r["category"])
+    ]  # fmt: skip
+
+
+def compare(before: Path, after: Path) -> str:
+    """Per half and category: passed, model calls, prompt tokens and wall seconds per task,
+    before → after."""
+    old, new = _rows(before), _rows(after)
+    lines = [
+        f"Everyday suite, embedded 1.5B, protocol track, max_turns 4 (`python bench/everyday.py "
+        f"--compare {before.name} {after.name}`; each task end to end in its own workspace)",
+        "",
+        "| half | category | tasks | passed | model calls/task | prompt tokens/task "
+        "| wall s/task |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+
+    def cell(rows: list[dict[str, Any]], key: str) -> float:
+        return sum(r[key] for r in rows) / len(rows) if rows else 0.0
+
+    for prefix, half in (("d-", "dev"), ("t-", "test")):
+        categories = sorted({r["category"] for r in new.values() if r["id"].startswith(prefix)})
+        for category in [*categories, "all"]:
+            a, b = _pick(old, prefix, category), _pick(new, prefix, category)
+            name = f"**{category}**" if category == "all" else category
+            lines.append(
+                f"| {half} | {name} | {len(b)} | {sum(r['passed'] for r in a)} → "
+                f"{sum(r['passed'] for r in b)} | {cell(a, 'model_calls'):.1f} → "
+                f"{cell(b, 'model_calls'):.1f} | {cell(a, 'prompt_tokens'):.0f} → "
+                f"{cell(b, 'prompt_tokens'):.0f} | {cell(a, 'wall_s'):.1f} → "
+                f"{cell(b, 'wall_s'):.1f} |"
+            )
+    return "\n".join(lines)
+
+
 def _rows(path: Path) -> dict[str, dict[str, Any]]:
     newest: dict[str, dict[str, Any]] = {}
     if path.exists():
@@ -65,7 +105,19 @@ def main() -> int:
     parser.add_argument("--failures", action="store_true", help="list failed tasks and why")
     parser.add_argument("--only", action="append", help="only tasks whose id starts so")
     parser.add_argument("--report", type=Path, default=None, help="only print tables of a file")
+    parser.add_argument(
+        "--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
+        help="two result files side by side (written to BENCHMARKS.md)",
+    )  # fmt: skip
     args = parser.parse_args()
+    if args.compare:
+        text = compare(*args.compare)
+        print(text)
+        sys.path.insert(0, str(Path(__file__).parent))
+        from _report import write_section
+
+        write_section("everyday", text)
+        return 0
     from lar.config import load_config
     from lar.engines import build_engine
     from lar.evals.everyday import EverydayRunner, load_tasks

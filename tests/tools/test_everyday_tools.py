@@ -140,7 +140,7 @@ def test_convert_units_handles_lengths_temperatures_and_says_what_is_wrong(ws: P
 
 def test_a_folder_tool_given_a_file_shows_the_file_and_a_url_names_web_scan(ws: Path) -> None:
     r = run(ws, "file_find", path="notes.txt")
-    assert r.ok and r.content.startswith("[notes.txt is a file, not a folder; its content:]\n1: ")
+    assert r.ok and r.content.startswith("[notes.txt is a file, not a folder; its content:]\nL1: ")
     url = run(ws, "folder_list", path="http://127.0.0.1:8000/page.html")
     assert not url.ok and "web_scan fetches it" in url.content
     read = run(ws, "file_read", path="https://example.org/a.txt")

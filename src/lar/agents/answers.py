@@ -224,21 +224,19 @@ def check_answer(
     data = [r.content for r in results if r.ok]
     said = list(said)
     text, leaked = without_addressed(answer, addressed, said)
-    reads = list(reads)
     unrun = unrun_calls(results, how, reads)
     invented: list[str] = []
     if results and not data:  # calls were made and none gave data
         invented = invented_figures(text, said)
         if invented:
             text = ""
+        if not text.strip():  # the answer is the account: every failure counts
             unrun = unrun_calls(results, how) or [_slip(r) for r in results if r.error][-1:]
-    if not text.strip() and not unrun and results and not data:
-        unrun = unrun_calls(results, how) or [_slip(r) for r in results if r.error][-1:]
     if unrun:
         account = " ".join(u.text for u in unrun)
         if not text.strip():
             text = "I could not do this here. " + account
-        elif not all(u.tool in text and ("--yes" in text or u.code != Code.DENIED) for u in unrun):
+        elif account not in text:
             text = f"{text}\n\n({account})"
     elif not text.strip():
         found = [r for r in results if r.ok]

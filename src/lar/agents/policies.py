@@ -9,13 +9,9 @@ effects. Names are stable: profiles, ``agent.policies`` and ``lar eval --ablate`
 from __future__ import annotations
 
 import dataclasses
-import json
-import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import ClassVar, Literal
 
-from lar.agents.answers import invented_figures, without_addressed
 from lar.agents.policy import (
     ACCEPT,
     AddCalls,
@@ -39,7 +35,7 @@ from lar.calling.corrections import (
     ungrounded_nudge,
 )
 from lar.calling.native import extract_calls
-from lar.calling.prompt import call_text, tool_listing
+from lar.calling.prompt import call_text
 from lar.calling.relevance import OffTopic, invented_options
 from lar.tools.executor import tool_names
 from lar.types import Code, Message, ToolCall
@@ -390,119 +386,11 @@ class DescribedCall(Policy):
         )
 
 
-@_register
-class CopiedInstructions(Policy):
-    name: ClassVar[str] = "copied_instructions"
-    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
-    about: ClassVar[str] = (
-        "an answer that is nothing but a copy of what Lar told the model (a rule, a "
-        "correction): asked once for the answer without tools"
-    )
-
-    async def before_answer(self, turn: Turn) -> Verdict:
-        if turn.run.last_turn or turn.run.answer_mode or self_fired(turn, self.name):
-            return ACCEPT
-        said = [m.content for m in turn.history]
-        said += [turn.memory, tool_listing(list(turn.tools.values()))]
-        kept, cut = without_addressed(turn.text, [m.content for m in turn.request], said)
-        if not cut or kept.strip():
-            return ACCEPT  # a partial copy is cut from the answer at the end
-        return WithholdTools(
-            Code.LEAKED_TEXT, "the answer only copied Lar's instructions; asking for the answer"
-        )
-
-
-@_register
-class UnreadFile(Policy):
-    name: ClassVar[str] = "unread_file"
-    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
-    about: ClassVar[str] = (
-        "an answer, or first calls, that leave unread a file of the workspace the request "
-        "names (a summary of a README nobody read): asked once to read it first"
-    )
-
-    async def before_answer(self, turn: Turn) -> Verdict:
-        return self._unread(turn)
-
-    async def before_calls(self, turn: Turn) -> Verdict:
-        """First calls that touch none of the files the request names (a calculate call with
-        made-up numbers for "sum the numbers in numbers.txt") come after reading them."""
-        return self._unread(turn)
-
-    def _unread(self, turn: Turn) -> Verdict:
-        run = turn.run
-        if run.completed or run.last_turn or run.answer_mode or self_fired(turn, self.name):
-            return ACCEPT
-        if turn.workspace is None or READER not in turn.tools:
-            return ACCEPT
-        request = next(iter(turn.requests(1)), "")
-        named = files_named(request, turn.workspace)
-        used = " ".join(json.dumps(c.arguments, ensure_ascii=False) for c in turn.calls)
-        if not named or any(Path(name).name in used for name in named):
-            return ACCEPT
-        shown = ", ".join(named[:3])
-        return Retry(
-            Code.UNREAD_FILE,
-            f"the request names {shown} of the workspace, and nothing read it",
-            nudge=f"{shown} is in the workspace and you have not read it: call {READER} first.",
-        )
-
-
-READER = "file_read"
-"""The built-in tool a named file is read with (lar.tools.builtin.files)."""
-_PATHLIKE = re.compile(r"[\w./~-]+\.[A-Za-z0-9]{1,8}\b")
-
-
-def files_named(request: str, workspace: Path) -> list[str]:
-    """The files of ``workspace`` that ``request`` names (``README.md``, ``notes/a.txt``)."""
-    found = []
-    for token in _PATHLIKE.findall(request):
-        token = token.rstrip(".")
-        try:
-            if (workspace / token).is_file() and token not in found:
-                found.append(token)
-        except OSError:
-            continue
-    return found
-
-
-CALCULATOR = "calculate"
-"""The built-in tool figures worked out from data should come from (lar.tools.builtin.calc)."""
-
-
-@_register
-class UncheckedFigure(Policy):
-    name: ClassVar[str] = "unchecked_figure"
-    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
-    about: ClassVar[str] = (
-        "an answer after tool data with a figure that neither the data nor the user gave (a "
-        "sum worked out in the model's head): asked once to work it out with the calculator"
-    )
-
-    async def before_answer(self, turn: Turn) -> Verdict:
-        run = turn.run
-        if run.last_turn or run.answer_mode or self_fired(turn, self.name):
-            return ACCEPT
-        results = list(run.completed.values())
-        if CALCULATOR not in turn.tools or any(r.name == CALCULATOR for r in results):
-            return ACCEPT
-        if not any(r.ok and any(ch.isdigit() for ch in r.content) for r in results):
-            return ACCEPT  # no figures came from a tool: nothing to work out from
-        figures = invented_figures(turn.text, [turn.grounding()])
-        if not figures:
-            return ACCEPT
-        shown = ", ".join(figures[:3])
-        return Retry(
-            Code.UNCHECKED_FIGURE,
-            f"the answer gives {shown}, which no tool result or message holds",
-            nudge=(
-                f"{shown} is not in the tool results: do not work figures out yourself. Reply "
-                f"with only this call, its expression written with the numbers from the "
-                f'results:\n<tool_call>\n{{"name": "{CALCULATOR}", "arguments": '
-                f'{{"expression": "..."}}}}\n</tool_call>'
-            ),
-        )
-
+from lar.agents.answer_policies import (  # noqa: E402 - they register after the ones above
+    CopiedInstructions,
+    UncheckedFigure,
+    UnreadFile,
+)
 
 DEFAULT_PROFILE: Sequence[str] = (
     InventedTool.name,

@@ -63,7 +63,7 @@ def number_text(value: float | int) -> str:
 
 @tool(idempotent=True, broad=True)
 def calculate(expression: str) -> str:
-    """Work out arithmetic exactly, e.g. "17% of 2340" or "sum(4, 8.5, 15)".
+    """Work out arithmetic exactly: + - * / **, percentages ("x% of y"), sum(…), sqrt(…).
 
     Use it for every sum, percentage or other figure instead of working it out yourself.
 

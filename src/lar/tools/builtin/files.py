@@ -227,16 +227,16 @@ def file_read(
             if keyword.lower() in line.lower():
                 keep.update(range(max(0, i - 2), min(len(lines), i + 3)))
         if keep:
-            return "\n".join(f"{i + 1}: {lines[i]}" for i in sorted(keep))
+            return "\n".join(f"L{i + 1}: {lines[i]}" for i in sorted(keep))
         if len(lines) > _MAX_LINES:
             return f"{path}: no line contains {keyword!r} ({len(lines)} lines)"
         # A small file is shown whole: a keyword that is not in it was most likely a word of
         # the request ("tell me the sum"), not a search, and the content is what was wanted.
-        whole = "\n".join(f"{i}: {line}" for i, line in enumerate(lines, 1))
+        whole = "\n".join(f"L{i}: {line}" for i, line in enumerate(lines, 1))
         return f"[no line contains {keyword!r}; the whole file:]\n{whole}"
     start = max(1, start_line)
     end = min(len(lines), end_line if end_line is not None else start + _MAX_LINES - 1)
-    out = [f"{i}: {lines[i - 1]}" for i in range(start, end + 1)]
+    out = [f"L{i}: {lines[i - 1]}" for i in range(start, end + 1)]
     if end < len(lines):  # said even for a range asked for: the model may have guessed it
         out.append(
             f"[lines {start}-{end} of {len(lines)}; {len(lines) - end} more lines: read on "

@@ -1,0 +1,84 @@
+"""Everyday requests on the embedded model (issue 18, Must show 2 and 3): a refused call is
+explained with how to allow it, a question no tool can answer gets no invented figures, and a
+sum is computed by a tool, not in the model's head."""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lar import Agent
+from lar.tools import builtin_tools
+
+CANNOT = ("can't", "cannot", "could not", "couldn't", "unable", "not able", "don't have",
+          "do not have", "no access", "not available", "unavailable", "unknown")  # fmt: skip
+
+
+def test_a_denied_write_says_which_permission_and_how_to_give_it(
+    lar_home: Path, tmp_path: Path
+) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "lar", "run", "--no-memory",
+         'Create a file called plan.txt with the text "call the bank".'],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert not (tmp_path / "plan.txt").exists()
+    assert "needs your permission" in out.stdout and "--yes" in out.stdout, out.stdout
+    assert "do not retry" not in out.stdout.lower()  # the hint was for the model
+
+
+@pytest.fixture
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No network at all: names other than localhost do not resolve (the conftest's guard
+    already refuses connections beyond loopback)."""
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(host) not in ("localhost", "127.0.0.1", "::1"):
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+def test_the_weather_with_no_weather_tool_and_no_network_is_not_invented(
+    lar_home: Path, tmp_path: Path, offline: None
+) -> None:
+    with Agent(tools=builtin_tools(), workspace=tmp_path, approver=lambda c, t: False) as agent:
+        result = agent.run("What's the weather in Lisbon?")
+    text = result.text
+    assert not re.search(r"\d{2}", text), text  # no temperature, humidity or wind speed
+    assert any(word in text.lower() for word in CANNOT), text
+
+
+def test_the_sum_of_a_files_numbers_is_computed_by_a_tool(lar_home: Path, tmp_path: Path) -> None:
+    (tmp_path / "numbers.txt").write_text("3.5\n11\n8.25\n19\n")
+    with Agent(tools=builtin_tools(), workspace=tmp_path, approver=lambda c, t: False) as agent:
+        result = agent.run("read numbers.txt and tell me the sum")
+    assert "41.75" in result.text, result.text
+    computed = [c for c in result.tool_calls if c.name == "calculate" and "41.75" in str(c.result)]
+    assert computed, [(c.name, c.arguments, c.result) for c in result.tool_calls]
+
+
+def test_the_readme_question_takes_at_most_two_model_calls(lar_home: Path, tmp_path: Path) -> None:
+    from lar.types import ModelCalled
+
+    (tmp_path / "README.md").write_text(
+        "# Tidy\n\nTidy sorts your downloads folder by file type.\n\n## Install\n\n"
+        "Run pip install tidy.\n\n## Use\n\nRun tidy ~/Downloads: images go to Pictures.\n"
+    )
+    with Agent(tools=builtin_tools(), workspace=tmp_path, approver=lambda c, t: False) as agent:
+        result = agent.run("Summarize README.md in three bullets.")
+    calls = [e for e in result.events if isinstance(e, ModelCalled)]
+    # No correction round and no second look: one call of a file tool, then the answer. (Which
+    # file tool the 1.5B picks is not settled: with the listing of this commit it reads the
+    # file's details, not its text; docs/evals.md, "Everyday suite".)
+    assert len(calls) <= 2, [(c.turn, c.policy) for c in calls]
+    assert [c.arguments.get("path") for c in result.tool_calls] == ["README.md"]
