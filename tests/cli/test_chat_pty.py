@@ -31,6 +31,9 @@ def test_chat_asks_and_n_denies_y_runs(lar_home: Path, tmp_path: Path) -> None:
             child.expect(r"Allow\? \[y/N\] ")
             child.sendline("n")
             child.expect("It was denied.")
+            # the answer check's account, after the streamed text: how to give the yes here
+            child.expect("file_write was not run: it needs your permission")
+            child.expect("answer y when Lar asks")
             assert not (ws / "made.txt").exists()
             child.expect("you> ")
             child.sendline("write it again")

@@ -159,12 +159,14 @@ class ChatSession:
         status = self.out.status("thinking…", spinner="dots")
         status.start()
         open_line = False  # streamed text not yet ended by a newline
+        said = ""  # the streamed text, before the answer check (lar.agents.answers)
         try:
             for event in events:
                 if isinstance(event, TextDelta):
                     status.stop()
                     self.out.print(event.text, end="", markup=False)
                     streamed, open_line = True, not event.text.endswith("\n")
+                    said += event.text
                     continue
                 if open_line and not isinstance(event, Final):
                     self.out.print()  # the answer on its own line, not run into a log line
@@ -183,11 +185,22 @@ class ChatSession:
                         self.out.print(event.text, markup=False, end="")
                     if open_line or not streamed:
                         self.out.print()
+                    if streamed and event.text.strip() != said.strip():
+                        self._checked(said.strip(), event.text.strip())
                     log.handle(event)
                 else:
                     log.handle(event)
         finally:
             status.stop()
+
+    def _checked(self, streamed: str, final: str) -> None:
+        """The answer check changed what was streamed: show what it added (a refused call's
+        account), or the whole checked answer when it cut something."""
+        if final.startswith(streamed):
+            self.out.print(final[len(streamed) :].strip(), markup=False)
+        else:
+            self.out.print("[dim](the answer as checked:)[/dim]")
+            self.out.print(final, markup=False)
 
     def loop(self) -> None:
         self.out.print(
