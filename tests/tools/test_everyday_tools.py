@@ -1,4 +1,4 @@
-"""folder_list, file_find, file_info, calculate, convert_units: read-only, so they run without
+"""folder_list, file_find, calculate, convert_units: read-only, so they run without
 asking inside the workspace; outside it they ask; arithmetic is exact and never ``eval``."""
 
 from __future__ import annotations
@@ -70,14 +70,6 @@ def test_file_find_sorts_by_size_and_date(ws: Path) -> None:
     assert largest.startswith("notes.txt")
     newest_last = run(ws, "file_find", sort="newest").content.splitlines()
     assert newest_last[len(newest_last) - 2].startswith("src/a.py")  # the oldest, before totals
-
-
-def test_file_info_describes_files_and_folders_and_names_the_workspace(ws: Path) -> None:
-    assert "file, 4.9 KB (5000 bytes), 1 lines" in run(ws, "file_info", path="notes.txt").content
-    assert "binary" in run(ws, "file_info", path="data.bin").content
-    assert "folder, 2 files" in run(ws, "file_info", path="src").content
-    missing = run(ws, "file_info", path="nope.txt")
-    assert not missing.ok and str(ws) in missing.content
 
 
 def test_outside_the_workspace_they_ask_and_read_only_with_a_yes(ws: Path, tmp_path: Path) -> None:

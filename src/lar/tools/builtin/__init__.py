@@ -6,7 +6,7 @@ from lar.tools.base import Tool, ToolRegistry
 from lar.tools.builtin.calc import calculate, convert_units
 from lar.tools.builtin.code import code_run, shell
 from lar.tools.builtin.files import file_patch, file_read, file_write
-from lar.tools.builtin.folders import file_find, file_info, folder_list
+from lar.tools.builtin.folders import file_find, folder_list
 from lar.tools.builtin.interaction import ask_user, update_working_checkpoint
 from lar.tools.builtin.memory import memory_search, start_long_term_update
 from lar.tools.builtin.notes import notes, todo
@@ -20,7 +20,6 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     file_patch,
     folder_list,
     file_find,
-    file_info,
     calculate,
     convert_units,
     code_run,

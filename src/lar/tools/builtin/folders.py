@@ -1,4 +1,4 @@
-"""folder_list, file_find, file_info: what is where, how big and how recent (B1).
+"""folder_list and file_find: what is where, how big and how recent (B1).
 
 Read-only, so they run without asking inside the workspace; outside it they ask first (like
 file_read), and Lar's own files and the home folder's hidden ones are never shown.
@@ -18,7 +18,7 @@ from typing import Literal
 from lar.tools.base import ToolContext, private_paths, tool
 from lar.tools.builtin.files import not_a_web_address, read_outside_danger, resolve_path
 
-__all__ = ["folder_list", "file_find", "file_info"]
+__all__ = ["folder_list", "file_find"]
 
 _MAX_WALK = 20_000  # entries looked at by one file_find
 _MAX_COUNT_BYTES = 4 * 1024 * 1024  # files larger than this are not read to count lines
@@ -224,35 +224,3 @@ def file_find(
         f"{total_lines} lines" + ("; search cut short" if cut else "") + "]"
     )
     return "\n".join(out)
-
-
-@tool(broad=True, reads_outside=True, idempotent=True, danger=read_outside_danger)
-def file_info(path: str, ctx: ToolContext) -> str:
-    """A file's or folder's size, line count and date.
-
-    Args:
-        path: File or folder, relative to the workspace.
-    """
-    target = resolve_path(ctx, path, outside=True)
-    try:
-        info = target.lstat()
-    except FileNotFoundError:
-        raise FileNotFoundError(
-            f"no file or folder {path!r} (the workspace is {ctx.workspace})"
-        ) from None
-    changed = _when(info.st_mtime)
-    if stat.S_ISDIR(info.st_mode):
-        files, cut = _walk(ctx, target, _shown_from(ctx, target), "*")
-        total = sum(e.size for e in files)
-        more = " (counting cut short)" if cut else ""
-        return (
-            f"{path}: folder, {len(files)} files in it and its subfolders, "
-            f"{size_text(total)}{more}, changed {changed}"
-        )
-    if not stat.S_ISREG(info.st_mode):
-        return f"{path}: not a regular file (a link, FIFO, socket or device), changed {changed}"
-    lines = _lines(target, info.st_size)
-    text = f", {lines} lines" if lines is not None else ", binary or too large to count lines"
-    return (
-        f"{path}: file, {size_text(info.st_size)} ({info.st_size} bytes){text}, changed {changed}"
-    )
