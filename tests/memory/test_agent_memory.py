@@ -243,6 +243,8 @@ def test_the_users_own_words_still_count_after_reading_a_file(
     engine = ScriptedEngine(
         [
             call("file_read", path="report.txt"),
+            # the comma asks once for more calls of file_read; the model has no more
+            call("file_read", path="report.txt"),
             call("start_long_term_update", fact="The quarterly report is due on Friday"),
             "Done.",
         ]

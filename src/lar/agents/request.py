@@ -12,8 +12,10 @@ from lar.agents.context import MemoryParts, TokenCounter, fit, render_memory
 from lar.calling.constrained import constrained_system_prompt
 from lar.calling.prompt import (
     ANSWER_MODE_TAIL,
+    FAILED_TAIL,
     NEXT_STEP_TAIL,
     answer_mode_note,
+    failed_only,
     fold_tool_results,
     protocol_system_prompt,
 )
@@ -66,8 +68,7 @@ Track = Literal["native", "protocol", "constrained"]
 DEFAULT_SYSTEM_PROMPT = (
     "You are Lar, a helpful assistant running on the user's own computer. "
     "Answer briefly and correctly. Use a tool when it helps; never invent tool results. "
-    "You can act only through the listed tools: when a request needs anything else, say "
-    "plainly that you cannot do it here."
+    "You act only through the listed tools; say plainly when you cannot do something here."
 )
 
 
@@ -119,7 +120,7 @@ def system_message(
         text += f"\n\nProgress so far: {summary}"
     checkpoint = ctx.state.get(CHECKPOINT_KEY)
     if checkpoint:
-        text += f"\n\nYour working checkpoint (your own notes on this task):\n{checkpoint}"
+        text += f"\n\nYour checkpoint notes on this task:\n{checkpoint}"
     return Message("system", text)
 
 
@@ -131,6 +132,8 @@ def render_history(history: list[Message], track: Track, *, answer_mode: bool) -
         # An instruction right after the data steers small models better than the system
         # prompt. With the tools still listed the model may call the next one it needs.
         tail = ANSWER_MODE_TAIL if answer_mode else NEXT_STEP_TAIL
+        if answer_mode and failed_only(history):
+            tail = FAILED_TAIL
         rendered[-1] = Message("user", rendered[-1].content + tail)
     return rendered
 
@@ -166,7 +169,7 @@ async def fit_request(
     base = settings.system_prompt + (f"\n\n{answer_mode_note(history)}" if answer_mode else "")
     checkpoint = ctx.state.get(CHECKPOINT_KEY)
     if checkpoint:
-        base += f"\n\nYour working checkpoint (your own notes on this task):\n{checkpoint}"
+        base += f"\n\nYour checkpoint notes on this task:\n{checkpoint}"
 
     def listing(ts: Sequence[Tool]) -> str:
         if settings.track == "protocol":

@@ -6,6 +6,7 @@ Python-like signature line carries the same information in a tenth of the space.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -28,6 +29,8 @@ __all__ = [
     "NO_TOOL_NOTE",
     "answer_mode_note",
     "ANSWER_MODE_TAIL",
+    "FAILED_TAIL",
+    "failed_only",
     "NEXT_STEP_TAIL",
     "REPLY_TOOL",
     "has_reply",
@@ -154,9 +157,9 @@ ANSWER_MODE_NOTE = (
 )
 
 NO_TOOL_NOTE = (
-    "No tool was run for this request. Answer it in plain text from what you know; if it needs "
-    "data only a tool could give (live, personal or stored data), say that you could not look "
-    "it up instead of guessing."
+    "No tool gave a result for this request. Answer it in plain text from what you know; if it "
+    "needs data only a tool could give (live, personal or stored data), say that you could not "
+    "look it up instead of guessing."
 )
 """Answer mode before any tool ran (a refused call). Told to "use that data" where there was
 none, the 1.5B answered from the question's own words (docs/evals.md); told only to answer
@@ -164,14 +167,46 @@ none, the 1.5B answered from the question's own words (docs/evals.md); told only
 
 
 def answer_mode_note(history: Sequence[Message]) -> str:
-    """The system note of answer mode: use the fetched data, or, where nothing was fetched,
-    answer from what the model knows."""
-    return ANSWER_MODE_NOTE if any(m.role == "tool" for m in history) else NO_TOOL_NOTE
+    """The system note of answer mode: use the fetched data, or, where nothing was fetched
+    (no call, or only calls that failed), answer from what the model knows. Told to "use that
+    data" when the only result was an error, the 1.5B answered with the error's expression
+    evaluated ("False" for a function it was asked to write)."""
+    fetched = any(m.role == "tool" and not _failure(m.content) for m in history)
+    return ANSWER_MODE_NOTE if fetched else NO_TOOL_NOTE
+
+
+def failed_only(history: Sequence[Message]) -> bool:
+    """Whether the results since the user's last message are all refused or failed calls."""
+    since = []
+    for m in reversed(history):
+        if m.role == "user":
+            break
+        if m.role == "tool":
+            since.append(m)
+    return bool(since) and all(_failure(m.content) for m in since)
+
+
+def _failure(content: str) -> bool:
+    """A tool message that is a refused or failed call (the executor's error object)."""
+    if not content.startswith('{"error"'):
+        return False
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and {"error", "code"} <= set(value)
 
 
 ANSWER_MODE_TAIL = (
     "\n\nAnswer my request using this result. Do not explain how to do it; state the answer."
 )
+
+FAILED_TAIL = (
+    "\n\nThat call did not work. Answer my request without it, from what you know, or say what "
+    "you could not do."
+)
+"""Answer mode after calls that all failed: "using this result" had the 1.5B evaluate the
+failed call's expression as its answer."""
 
 NEXT_STEP_TAIL = (
     "\n\nUse this result: answer my request, or call the next tool if it needs another step."
@@ -220,7 +255,7 @@ def clean_answer(text: str) -> str:
     Small models sometimes answer by echoing the ``<tool_result>`` block they were shown; the
     user should see the data, not the markup.
     """
-    for tail in (NEXT_STEP_TAIL.strip(), ANSWER_MODE_TAIL.strip()):
+    for tail in (NEXT_STEP_TAIL.strip(), ANSWER_MODE_TAIL.strip(), FAILED_TAIL.strip()):
         text = text.replace(tail, "")  # our own instruction, copied back
     if "tool_re" not in text:
         return text.strip()

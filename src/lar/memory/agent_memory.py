@@ -256,9 +256,16 @@ def _same_frame(old: str, new: str) -> bool:
     return shared >= _FRAME_WORDS and any(w in _FRAME_VERBS for w in a[:shared])
 
 
-def _keywords(text: str) -> str:
+def _keywords(text: str, width: int = 40) -> str:
+    """An index line's pointer: the first content words, whole words only. A word cut in half
+    ("migrat…") costs tokens and points at nothing."""
     words = [w for w in re.findall(r"[\w'-]+", text) if w.lower() not in STOPWORDS]
-    return _shorten(" ".join(words[:INDEX_WORDS]), 44)
+    kept: list[str] = []
+    for word in words[:INDEX_WORDS]:
+        if kept and len(" ".join([*kept, word])) > width:
+            break
+        kept.append(word)
+    return _shorten(" ".join(kept), width)  # one word longer than the line is still cut
 
 
 def _shorten(text: str, width: int) -> str:

@@ -63,13 +63,12 @@ def number_text(value: float | int) -> str:
 
 @tool(idempotent=True, broad=True)
 def calculate(expression: str) -> str:
-    """Work out arithmetic exactly: + - * / **, percentages ("x% of y"), sum(…), sqrt(…).
+    """Work out arithmetic exactly (+ - * / **, x% of y, sum, sqrt).
 
     Use it for every sum, percentage or other figure instead of working it out yourself.
 
     Args:
-        expression: The arithmetic: numbers, + - * / ** %, parentheses, and sqrt, round, min,
-            max, sum, abs, log, exp, floor, ceil.
+        expression: The arithmetic.
     """
     from simpleeval import InvalidExpression, SimpleEval  # type: ignore[import-untyped]
 
@@ -124,14 +123,14 @@ def _unit(name: str) -> str:
 
 @tool(idempotent=True, broad=True)
 def convert_units(value: float, from_unit: str, to_unit: str) -> str:
-    """Convert a quantity to other units, e.g. miles to km, F to C, cups to ml.
+    """Convert a quantity to other units (miles to km, F to C).
 
     Lengths, weights, volumes, temperatures, speeds, areas, times, energy and data sizes.
 
     Args:
-        value: The number to convert.
-        from_unit: Its unit, e.g. "mile", "lb", "degF", "cup", "GB".
-        to_unit: The unit wanted, e.g. "km", "kg", "degC", "ml", "MB".
+        value: The amount.
+        from_unit: Its unit, e.g. "mile", "degF", "cup".
+        to_unit: The unit wanted, e.g. "km", "degC", "ml".
     """
     import pint
 

@@ -85,7 +85,7 @@ async def code_run(
     language: Literal["python", "shell"] = "python",
     timeout_s: int = 10,
 ) -> str | Staged:
-    """Run Python or shell code: for calculations, data work and commands.
+    """Run Python or shell code: for data work and commands.
 
     Python runs like a notebook cell: the value of a final expression is printed.
 
@@ -176,7 +176,7 @@ def _snapshot(ctx: ToolContext, policy: SandboxPolicy, what: str) -> str:
     stages=True,
 )
 async def shell(command: str, ctx: ToolContext, timeout_s: int = 10) -> str | Staged:
-    """Run a shell command in the workspace and return its exit code and output.
+    """Run a shell command in the workspace.
 
     Args:
         command: The command line.

@@ -215,7 +215,7 @@ def file_read(
     any question about a file's content. For a folder use folder_list.
 
     Args:
-        path: File to read, relative to the workspace (outside it only with the user's yes).
+        path: File to read, relative to the workspace.
         start_line: First line to show (1-based); leave it out to start at the top.
         end_line: Last line to show; leave it out to read the whole file (up to 400 lines).
         keyword: Show only lines containing this text, with 2 lines of context.

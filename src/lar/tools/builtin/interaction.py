@@ -12,7 +12,7 @@ _CHECKPOINT_LIMIT = 1000
 
 @tool(timeout_s=600, interactive=True, broad=True)
 def ask_user(question: str, ctx: ToolContext) -> str:
-    """Ask the user a question and wait for the answer.
+    """Ask the user a question.
 
     Args:
         question: What you need to know.
@@ -27,7 +27,7 @@ def ask_user(question: str, ctx: ToolContext) -> str:
 
 @tool(broad=True, idempotent=True)
 def update_working_checkpoint(content: str, ctx: ToolContext) -> str:
-    """Save short notes on the current task (goal, done, next); shown to you every turn.
+    """Save notes on the current task (goal, done, next); shown to you every turn.
 
     Args:
         content: The notes, at most 1000 characters; replaces the previous notes.

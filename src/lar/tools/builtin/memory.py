@@ -14,7 +14,7 @@ _OFF = "memory is off for this agent (start it with memory, e.g. `lar run` witho
 
 @tool(broad=True, idempotent=True)
 def memory_search(query: str, ctx: ToolContext) -> str:
-    """Search long-term memory for what the user told you before.
+    """Search long-term memory: what the user told you before.
 
     Args:
         query: What to look for, as a question or keywords.
@@ -31,7 +31,7 @@ def memory_search(query: str, ctx: ToolContext) -> str:
 def start_long_term_update(
     fact: str, ctx: ToolContext, type: Literal["fact", "preference", "skill"] = "fact"
 ) -> str:
-    """Keep one verified fact for future tasks (only what a tool result or the user showed).
+    """Keep one fact the user or a tool result showed, for future tasks.
 
     Args:
         fact: One short sentence.

@@ -74,7 +74,7 @@ def notes(
     text: str = "",
     item: int | None = None,
 ) -> str:
-    """Keep short notes for the user across sessions.
+    """Keep the user's notes across sessions.
 
     Args:
         action: add, list or remove.

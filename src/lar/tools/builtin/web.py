@@ -141,7 +141,7 @@ calls, where it broke them."""
     idempotent=True,
 )
 def web_scan(url: str) -> str:
-    """Fetch a web page and return it as simplified text with its links.
+    """Fetch a web page as simple text with its links.
 
     Args:
         url: An http or https URL.
