@@ -3,12 +3,12 @@ that copies back what Lar told it never shows that text to the user; refusals ar
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from _fakes import calculate, call, read_numbers
 
 from lar import Agent, tool
 from lar.agents.answers import SHINGLE, check_answer, invented_figures, without_addressed
@@ -83,26 +83,6 @@ def add(a: float, b: float) -> float:
 
 
 @tool
-def calculate(expression: str) -> str:
-    """Work out arithmetic.
-
-    Args:
-        expression: The arithmetic.
-    """
-    return f"{expression} = 50.5"
-
-
-@tool
-def read_numbers(which: str) -> str:
-    """Read a list of numbers.
-
-    Args:
-        which: Which list.
-    """
-    return "12.5\n7.25\n30\n0.75"
-
-
-@tool
 def broken(q: str) -> str:
     """Look something up.
 
@@ -138,10 +118,6 @@ def wipe(target: str) -> str:
 
 
 TOOLS = [send_mail, add, calculate, read_numbers, broken, slow, wipe]
-
-
-def call(name: str, **args: object) -> str:
-    return "<tool_call>\n" + json.dumps({"name": name, "arguments": args}) + "\n</tool_call>"
 
 
 def echo(messages: Sequence[Message]) -> str:

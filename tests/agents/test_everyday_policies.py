@@ -4,32 +4,13 @@ instructions is asked for again, and "and" asks only for more calls of the same 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from _fakes import calculate, call, read_numbers
 
 from lar import Agent, tool
 from lar.engines.scripted import ScriptedEngine
 from lar.types import Code, Notice
-
-
-@tool
-def read_numbers(which: str) -> str:
-    """Read a list of numbers.
-
-    Args:
-        which: Which list.
-    """
-    return "12.5\n7.25\n30\n0.75"
-
-
-@tool
-def calculate(expression: str) -> str:
-    """Work out arithmetic.
-
-    Args:
-        expression: The arithmetic.
-    """
-    return f"{expression} = 50.5"
 
 
 @tool
@@ -40,10 +21,6 @@ def file_read(path: str) -> str:
         path: The file.
     """
     return "# Tidy\nTidy sorts your downloads."
-
-
-def call(name: str, **args: object) -> str:
-    return "<tool_call>\n" + json.dumps({"name": name, "arguments": args}) + "\n</tool_call>"
 
 
 def run(

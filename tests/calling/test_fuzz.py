@@ -9,8 +9,10 @@ Hypothesis runs derandomized, so CI sees the same 20,000 inputs every time.
 
 from __future__ import annotations
 
-import gc
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -25,6 +27,11 @@ CORPUS = Path(__file__).with_name("corpus") / "formats.jsonl"
 SEEDS = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
 EXAMPLES = 20_000
 LIMIT_S = 1.0
+TIMED = "LAR_FUZZ_TIMED"
+"""Set in the fresh process of ``test_the_fuzz_is_timed_in_a_fresh_process``. Inside the whole
+suite, after tests/agents, some examples took 1.45 s CPU for 820 characters that take under
+0.3 s alone: the time is of what earlier tests left behind, not of the parser, so the limit is
+checked where nothing else ran first."""
 MAX_INPUT = 400_000
 """Characters; a reply is bounded by max_tokens (~16k characters at 4,096), so this is 25 times
 more than a runaway model can send. Beyond it the parser's time grows linearly (one pass)."""
@@ -97,17 +104,12 @@ def test_mutated_outputs_never_raise_nor_take_a_second(
     text = mutate(str(seed["text"]), steps)
     known = seed["known"]
     assert isinstance(known, dict)
-    # CPU time of this thread only (other tests leave threads behind), with the collector held
-    # off: a collection of what earlier tests left on the heap is not the parser's time
-    gc.disable()
-    try:
-        started = time.thread_time()
-        result = parse(text, known)
-        clean_answer(result.text)
-        took = time.thread_time() - started
-    finally:
-        gc.enable()
-    assert took < LIMIT_S, f"{took:.2f} s for {len(text)} characters: {text[:200]!r}"
+    started = time.thread_time()  # this thread only: other tests leave threads behind
+    result = parse(text, known)
+    clean_answer(result.text)
+    took = time.thread_time() - started
+    if os.environ.get(TIMED) == "1":
+        assert took < LIMIT_S, f"{took:.2f} s for {len(text)} characters: {text[:200]!r}"
     for call in result.calls:
         json.dumps(call.arguments, ensure_ascii=False).encode("utf-8")  # storable as given
     result.text.encode("utf-8")  # printable: no lone surrogate survives
@@ -136,3 +138,16 @@ def test_python_literals_become_json_arguments() -> None:
     result = parse("add(a={1, 2}, b=(3, 4))", {"add": ["a", "b"]})
     assert [c.arguments for c in result.calls] == [{"a": [1, 2], "b": [3, 4]}]
     json.dumps(result.calls[0].arguments)
+
+
+def test_the_fuzz_is_timed_in_a_fresh_process() -> None:
+    test = f"{Path(__file__)}::test_mutated_outputs_never_raise_nor_take_a_second"
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test],
+        capture_output=True,
+        text=True,
+        env={**os.environ, TIMED: "1"},
+        timeout=280,
+    )
+    assert out.returncode == 0, out.stdout[-3000:]
+    assert "1 passed" in out.stdout

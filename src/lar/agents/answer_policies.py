@@ -10,24 +10,14 @@ from pathlib import Path
 from typing import ClassVar
 
 from lar.agents.answers import invented_figures, without_addressed
-from lar.agents.policy import ACCEPT, Policy, PolicyRegistry, Retry, Turn, Verdict, WithholdTools
+from lar.agents.policy import ACCEPT, Policy, Retry, Turn, Verdict, WithholdTools, builtin
 from lar.calling.prompt import tool_listing
 from lar.types import Code
 
 __all__ = ["CopiedInstructions", "UnreadFile", "UncheckedFigure", "files_named"]
 
 
-def _register(cls: type[Policy]) -> type[Policy]:
-    if not PolicyRegistry.contains(cls.name):
-        PolicyRegistry.add(cls.name, cls)
-    return cls
-
-
-def self_fired(turn: Turn, name: str) -> bool:
-    return turn.times(name) > 0
-
-
-@_register
+@builtin
 class CopiedInstructions(Policy):
     name: ClassVar[str] = "copied_instructions"
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
@@ -37,7 +27,7 @@ class CopiedInstructions(Policy):
     )
 
     async def before_answer(self, turn: Turn) -> Verdict:
-        if turn.run.last_turn or turn.run.answer_mode or self_fired(turn, self.name):
+        if not self.may_correct(turn):
             return ACCEPT
         said = [m.content for m in turn.history]
         said += [turn.memory, tool_listing(list(turn.tools.values()))]
@@ -49,7 +39,7 @@ class CopiedInstructions(Policy):
         )
 
 
-@_register
+@builtin
 class UnreadFile(Policy):
     name: ClassVar[str] = "unread_file"
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
@@ -67,8 +57,7 @@ class UnreadFile(Policy):
         return self._unread(turn)
 
     def _unread(self, turn: Turn) -> Verdict:
-        run = turn.run
-        if run.completed or run.last_turn or run.answer_mode or self_fired(turn, self.name):
+        if turn.run.completed or not self.may_correct(turn):
             return ACCEPT
         if turn.workspace is None or READER not in turn.tools:
             return ACCEPT
@@ -107,7 +96,7 @@ CALCULATOR = "calculate"
 """The built-in tool figures worked out from data should come from (lar.tools.builtin.calc)."""
 
 
-@_register
+@builtin
 class UncheckedFigure(Policy):
     name: ClassVar[str] = "unchecked_figure"
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
@@ -117,10 +106,9 @@ class UncheckedFigure(Policy):
     )
 
     async def before_answer(self, turn: Turn) -> Verdict:
-        run = turn.run
-        if run.last_turn or run.answer_mode or self_fired(turn, self.name):
+        if not self.may_correct(turn):
             return ACCEPT
-        results = list(run.completed.values())
+        results = list(turn.run.completed.values())
         if CALCULATOR not in turn.tools or any(r.name == CALCULATOR for r in results):
             return ACCEPT
         if not any(r.ok and any(ch.isdigit() for ch in r.content) for r in results):

@@ -19,11 +19,11 @@ from lar.agents.policy import (
     DropCalls,
     Finish,
     Policy,
-    PolicyRegistry,
     Retry,
     Turn,
     Verdict,
     WithholdTools,
+    builtin,
 )
 from lar.calling.corrections import (
     DESCRIBED_NUDGE,
@@ -43,13 +43,7 @@ from lar.types import Code, Message, ToolCall
 __all__ = ["DEFAULT_PROFILE", "fits_prompt", "parse_fits"]
 
 
-def _register(cls: type[Policy]) -> type[Policy]:
-    if not PolicyRegistry.contains(cls.name):
-        PolicyRegistry.add(cls.name, cls)
-    return cls
-
-
-@_register
+@builtin
 class InventedTool(Policy):
     name: ClassVar[str] = "invented_tool"
     about: ClassVar[str] = "a call to a tool that is not listed: asked once for the one it meant"
@@ -58,7 +52,7 @@ class InventedTool(Policy):
         if not turn.invented or turn.run.last_turn:
             return ACCEPT
         first = turn.invented[0].name
-        if not self_fired(turn, self.name):
+        if not self.fired(turn):
             nudge = invented_nudge(first, list(turn.tools))
             said = f"asking once for the tool meant by {first}"
             return Retry(Code.INVENTED_TOOL, said, nudge=nudge)
@@ -79,7 +73,7 @@ class InventedTool(Policy):
         return ACCEPT
 
 
-@_register
+@builtin
 class InventedOption(Policy):
     name: ClassVar[str] = "invented_option"
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
@@ -108,11 +102,7 @@ class InventedOption(Policy):
         )
 
 
-def self_fired(turn: Turn, name: str) -> bool:
-    return turn.times(name) > 0
-
-
-@_register
+@builtin
 class RepeatedCall(Policy):
     name: ClassVar[str] = "repeated_call"
     # The test-set ablations: +43 of 99 on native (without it the model calls the same tool
@@ -153,7 +143,7 @@ def _similarities(turn: Turn, judged: list[tuple[ToolCall, OffTopic]]) -> dict[s
     }
 
 
-@_register
+@builtin
 class UngroundedValues(Policy):
     name: ClassVar[str] = "ungrounded_values"
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
@@ -163,7 +153,7 @@ class UngroundedValues(Policy):
     )
 
     async def before_calls(self, turn: Turn) -> Verdict:
-        if turn.relevance is None or not _first_calls(turn) or self_fired(turn, self.name):
+        if turn.relevance is None or not _first_calls(turn) or self.fired(turn):
             return ACCEPT
         # In English a low score alone is enough (off_topic); elsewhere it is no evidence.
         low_is_off = turn.english()
@@ -228,7 +218,7 @@ def parse_fits(text: str) -> bool | None:
     return None
 
 
-@_register
+@builtin
 class OffTopicCall(Policy):
     name: ClassVar[str] = "off_topic"
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
@@ -267,7 +257,7 @@ def _doubt(turn: Turn, call: ToolCall, verdict: OffTopic) -> Literal["refuse", "
     which may be worked out), None where it runs."""
     assert turn.relevance is not None
     low = verdict.score < turn.relevance.threshold
-    asked = self_fired(turn, UngroundedValues.name)
+    asked = turn.times(UngroundedValues.name) > 0
     invented_text = any(isinstance(call.arguments.get(a), str) for a in verdict.invented)
     if turn.english() and (low or (asked and invented_text)):
         return "refuse"
@@ -276,7 +266,7 @@ def _doubt(turn: Turn, call: ToolCall, verdict: OffTopic) -> Literal["refuse", "
     return None
 
 
-@_register
+@builtin
 class DoubtedValues(Policy):
     name: ClassVar[str] = "doubted_values"
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
@@ -324,7 +314,7 @@ async def _fits(turn: Turn, call: ToolCall) -> bool | None:
     return None if reply is None else parse_fits(reply.content)
 
 
-@_register
+@builtin
 class MoreCalls(Policy):
     name: ClassVar[str] = "more_calls"
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
@@ -369,14 +359,14 @@ class MoreCalls(Policy):
         )
 
 
-@_register
+@builtin
 class DescribedCall(Policy):
     name: ClassVar[str] = "described_call"
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
     about: ClassVar[str] = "an answer that writes out a listed tool's name instead of calling it"
 
     async def before_answer(self, turn: Turn) -> Verdict:
-        if turn.run.last_turn or turn.run.answer_mode or self_fired(turn, self.name):
+        if not self.may_correct(turn):
             return ACCEPT
         talked = described_call(turn.text, list(turn.tools))
         if talked is None:

@@ -51,6 +51,7 @@ __all__ = [
     "Policy",
     "PolicyRegistry",
     "PolicyError",
+    "builtin",
     "resolve_policies",
 ]
 
@@ -223,6 +224,15 @@ class Policy:
     about: ClassVar[str] = ""
     """One line for ``lar eval --ablate`` and the docs."""
 
+    def fired(self, turn: Turn) -> bool:
+        """Whether this policy already gave a verdict in this run (most speak once)."""
+        return turn.times(self.name) > 0
+
+    def may_correct(self, turn: Turn) -> bool:
+        """Whether a once-only correction of the answer can still be asked for: not on the
+        last turn, not when the answer is already asked for without tools, not a second time."""
+        return not (turn.run.last_turn or turn.run.answer_mode or self.fired(turn))
+
     async def on_reply(self, turn: Turn) -> Verdict:
         return ACCEPT
 
@@ -251,6 +261,13 @@ class PolicyRegistry(Registry[type[Policy]]):
     def keys(cls) -> list[str]:
         _builtins()
         return super().keys()
+
+
+def builtin(cls: type[Policy]) -> type[Policy]:
+    """Registers one of Lar's own policies (once: a module may be imported again)."""
+    if not PolicyRegistry.contains(cls.name):
+        PolicyRegistry.add(cls.name, cls)
+    return cls
 
 
 def _builtins() -> None:

@@ -120,7 +120,7 @@ def system_message(
         text += f"\n\nProgress so far: {summary}"
     checkpoint = ctx.state.get(CHECKPOINT_KEY)
     if checkpoint:
-        text += f"\n\nYour checkpoint notes on this task:\n{checkpoint}"
+        text += f"\n\nYour notes on this task:\n{checkpoint}"
     return Message("system", text)
 
 
@@ -169,7 +169,7 @@ async def fit_request(
     base = settings.system_prompt + (f"\n\n{answer_mode_note(history)}" if answer_mode else "")
     checkpoint = ctx.state.get(CHECKPOINT_KEY)
     if checkpoint:
-        base += f"\n\nYour checkpoint notes on this task:\n{checkpoint}"
+        base += f"\n\nYour notes on this task:\n{checkpoint}"
 
     def listing(ts: Sequence[Tool]) -> str:
         if settings.track == "protocol":

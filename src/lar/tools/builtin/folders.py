@@ -187,7 +187,7 @@ def file_find(
     path: str = ".",
     sort: Literal["name", "size", "newest"] = "name",
 ) -> str:
-    """Find files by name under a folder, with sizes, dates and line counts.
+    """Find files by name in a folder and its subfolders: sizes, dates, line counts, totals.
 
     Use it to count files or lines, or to find the largest or newest file.
 
