@@ -155,6 +155,8 @@ class Message:
     tool_calls: list[ToolCall] = field(default_factory=list)
     tool_call_id: str | None = None
     name: str | None = None
+    failed: bool = False
+    """A tool message whose call was refused or failed (the executor's ``ToolResult.ok``)."""
 
 
 @dataclass(slots=True)

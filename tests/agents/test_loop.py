@@ -560,3 +560,30 @@ def test_a_call_cut_off_at_max_tokens_does_not_run_with_its_cut_values() -> None
     whole = ModelResponse(content=call("add", a=1, b=23), finish_reason="length")
     a, _ = agent([whole, "24"])
     assert a.run("What is 1 plus 23?").text == "24" and calls == [(1, 23)]
+
+
+@tool
+def fetch(key: str) -> str:
+    """Fetch a stored key."""
+    raise ValueError(f"no key {key!r}")
+
+
+def test_answer_mode_counts_only_this_requests_results() -> None:
+    # A chat: the first request's good result is not data for the second, whose only call
+    # failed, so the second answer mode says nothing was fetched and that the call did not work.
+    from lar.calling.prompt import FAILED_TAIL
+
+    steps = [call("add", a=1, b=2), "3.", call("fetch", key="alpha"), "I could not fetch it."]
+    a, engine = agent(steps, tools=[add, fetch], max_turns=2)
+    history: list[Message] = []
+    a.run("1+2?", history=history)
+    result = a.run("Fetch the key alpha.", history=history)
+    assert result.text.startswith("I could not fetch it.") and "fetch did not work" in result.text
+    assert [m.failed for m in history if m.role == "tool"] == [False, True]
+    system, last = engine.calls[3][0].content, last_user(engine, 3)
+    assert NO_TOOL_NOTE in system and ANSWER_MODE_NOTE not in system
+    assert last.endswith(FAILED_TAIL)
+    first_answer = engine.calls[1]
+    assert ANSWER_MODE_NOTE in first_answer[0].content and not last_user(engine, 1).endswith(
+        FAILED_TAIL
+    )

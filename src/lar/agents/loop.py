@@ -281,7 +281,11 @@ class _Loop:
             self._record(call, result)
 
     def _record(self, call: ToolCall, result: ToolResult) -> None:
-        self.history.append(Message("tool", result.content, tool_call_id=call.id, name=call.name))
+        self.history.append(
+            Message(
+                "tool", result.content, tool_call_id=call.id, name=call.name, failed=not result.ok
+            )
+        )
         if self.recorder is not None:
             self.recorder.checkpoint(self.history, self.ctx.state)
 

@@ -118,10 +118,13 @@ def system_message(
         text += f"\n\n{rendered}"
     if summary:
         text += f"\n\nProgress so far: {summary}"
+    return Message("system", text + checkpoint_block(ctx))
+
+
+def checkpoint_block(ctx: ToolContext) -> str:
+    """The model's own working notes (``update_working_checkpoint``), for the system prompt."""
     checkpoint = ctx.state.get(CHECKPOINT_KEY)
-    if checkpoint:
-        text += f"\n\nYour notes on this task:\n{checkpoint}"
-    return Message("system", text)
+    return f"\n\nYour notes on this task:\n{checkpoint}" if checkpoint else ""
 
 
 def render_history(history: list[Message], track: Track, *, answer_mode: bool) -> list[Message]:
@@ -167,9 +170,7 @@ async def fit_request(
     tokens more (what the request, as rendered, was found to need beyond the parts' count)."""
     assert settings.n_ctx is not None
     base = settings.system_prompt + (f"\n\n{answer_mode_note(history)}" if answer_mode else "")
-    checkpoint = ctx.state.get(CHECKPOINT_KEY)
-    if checkpoint:
-        base += f"\n\nYour notes on this task:\n{checkpoint}"
+    base += checkpoint_block(ctx)
 
     def listing(ts: Sequence[Tool]) -> str:
         if settings.track == "protocol":

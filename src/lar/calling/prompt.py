@@ -6,7 +6,6 @@ Python-like signature line carries the same information in a tenth of the space.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -167,34 +166,30 @@ none, the 1.5B answered from the question's own words (docs/evals.md); told only
 
 
 def answer_mode_note(history: Sequence[Message]) -> str:
-    """The system note of answer mode: use the fetched data, or, where nothing was fetched
-    (no call, or only calls that failed), answer from what the model knows. Told to "use that
-    data" when the only result was an error, the 1.5B answered with the error's expression
-    evaluated ("False" for a function it was asked to write)."""
-    fetched = any(m.role == "tool" and not _failure(m.content) for m in history)
+    """The system note of answer mode: use the fetched data, or, where this request fetched
+    nothing (no call, or only calls that failed), answer from what the model knows. Told to
+    "use that data" when the only result was an error, the 1.5B answered with the error's
+    expression evaluated ("False" for a function it was asked to write)."""
+    fetched = any(not m.failed for m in _this_requests_results(history))
     return ANSWER_MODE_NOTE if fetched else NO_TOOL_NOTE
 
 
 def failed_only(history: Sequence[Message]) -> bool:
-    """Whether the results since the user's last message are all refused or failed calls."""
-    since = []
+    """Whether this request's calls were all refused or failed (and there was at least one)."""
+    results = _this_requests_results(history)
+    return bool(results) and all(m.failed for m in results)
+
+
+def _this_requests_results(history: Sequence[Message]) -> list[Message]:
+    """The tool messages since the user's last message: an earlier request's results in a chat
+    are not data for this one."""
+    results: list[Message] = []
     for m in reversed(history):
         if m.role == "user":
             break
         if m.role == "tool":
-            since.append(m)
-    return bool(since) and all(_failure(m.content) for m in since)
-
-
-def _failure(content: str) -> bool:
-    """A tool message that is a refused or failed call (the executor's error object)."""
-    if not content.startswith('{"error"'):
-        return False
-    try:
-        value = json.loads(content)
-    except ValueError:
-        return False
-    return isinstance(value, dict) and {"error", "code"} <= set(value)
+            results.append(m)
+    return results
 
 
 ANSWER_MODE_TAIL = (
