@@ -587,3 +587,22 @@ def test_answer_mode_counts_only_this_requests_results() -> None:
     assert ANSWER_MODE_NOTE in first_answer[0].content and not last_user(engine, 1).endswith(
         FAILED_TAIL
     )
+
+
+def test_an_answer_quoting_its_calls_header_is_not_a_described_call() -> None:
+    # The model copied the result's header, then answered: no correction round, and the user
+    # gets the figure without the header.
+    echo = 'lookup(key="x") returned:\nvalue of x\n\nSo x is value of x.'
+    a, engine = agent([call("lookup", key="x"), echo])
+    result = a.run("What is x?")
+    engine.assert_complete()  # two model calls: no correction round
+    assert result.text == "value of x\n\nSo x is value of x."
+    assert not any(isinstance(e, Notice) and e.code == "described_call" for e in result.events)
+
+
+def test_a_call_described_after_another_ran_is_still_corrected() -> None:
+    described = 'lookup(key="x") returned:\nvalue of x\n\nNow I need lookup(key="y").'
+    a, engine = agent([call("lookup", key="x"), described, call("lookup", key="y"), "Both."])
+    result = a.run("What is x?")
+    assert [c.arguments for c in result.tool_calls] == [{"key": "x"}, {"key": "y"}]
+    assert any(isinstance(e, Notice) and e.code == "described_call" for e in result.events)

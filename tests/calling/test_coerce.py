@@ -225,3 +225,31 @@ def test_the_loop_runs_the_coerced_call_and_the_trace_keeps_what_the_model_wrote
     assert step.name == "factorial" and step.detail["arguments"] == {"n": 5}
     assert "math.factorial" in step.detail["raw"] and '"5"' in step.detail["raw"]
     store.close()
+
+
+def test_unknown_arguments_are_dropped_only_for_a_tool_that_changes_nothing() -> None:
+    from lar import tool
+    from lar.tools.builtin import calculate
+
+    call = ToolCall("c", "calculate", {"expression": "70 * 2.2", "from_unit": "kg", "to": "lb"})
+    fixed, changes = coerce_call(call, {"calculate": calculate})
+    assert fixed.arguments == {"expression": "70 * 2.2"}
+    assert changes == [
+        "'from_unit', 'to' dropped (calculate takes no such argument and changes nothing)"
+    ]
+    assert calculate.validate(fixed.arguments) == {"expression": "70 * 2.2"}
+
+    @tool(permission="confirm")
+    def save(path: str, text: str) -> str:
+        """Write a file."""
+        return path
+
+    kept, none = coerce_call(
+        ToolCall("c", "save", {"path": "a", "text": "b", "append": True}), {"save": save}
+    )
+    assert none == [] and "append" in kept.arguments  # validation refuses it, nothing dropped
+    with pytest.raises(ToolArgumentError, match="unknown argument 'append'"):
+        save.validate(kept.arguments)
+    # Not a whole call without the unknown ones: left for validation to explain.
+    bare = ToolCall("c", "calculate", {"expr": "1+1"})
+    assert coerce_call(bare, {"calculate": calculate})[0].arguments == {"expr": "1+1"}

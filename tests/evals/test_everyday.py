@@ -88,3 +88,22 @@ def test_the_runner_gives_each_task_its_workspace_and_counts_model_calls() -> No
     assert result.passed, result.failures
     assert result.tools == ["file_read", "calculate"] and result.model_calls == 3
     assert result.prompt_tokens > 0
+
+
+@pytest.mark.parametrize(
+    ("answer", "wanted", "holds"),
+    [
+        ("There are 5 files.", "5", True),
+        ("51 lines in total", "5", False),
+        ("4,000 rows", "4", False),
+        ("It is 2,340 km.", "2340", True),
+        ("6 feet = 1.8288 m", "1.82", True),
+        ("70 kg = 154.32 lb", "154.3", True),
+        ("70 kg = 154.4 lb", "154.3", False),
+        ("about 4.0 hours", "4", True),
+        ("Your dog is Biscuit.", "biscuit", True),
+    ],
+)
+def test_a_wanted_number_is_a_figure_of_its_own(answer: str, wanted: str, holds: bool) -> None:
+    task = Task("x", "c", "?", {"has": [wanted]})
+    assert (score(task, answer, {}, Path(".")) == []) is holds

@@ -368,12 +368,23 @@ class DescribedCall(Policy):
     async def before_answer(self, turn: Turn) -> Verdict:
         if not self.may_correct(turn):
             return ACCEPT
-        talked = described_call(turn.text, list(turn.tools))
+        talked = described_call(_without_ran_calls(turn), list(turn.tools))
         if talked is None:
             return ACCEPT
         return Retry(
             Code.DESCRIBED_CALL, f"the model described a call to {talked}", nudge=DESCRIBED_NUDGE
         )
+
+
+def _without_ran_calls(turn: Turn) -> str:
+    """The answer without copies of calls that already ran: an answer that quotes the
+    ``calculate(expression="6 * 0.3048") returned:`` header of its data (then gives the figure)
+    describes nothing to call, and a correction round lost the 1.5B its right answer."""
+    text = turn.text
+    for m in turn.history:
+        for c in m.tool_calls:
+            text = text.replace(call_text(c.name, c.arguments), "")
+    return text
 
 
 from lar.agents.answer_policies import (  # noqa: E402 - they register after the ones above

@@ -20,7 +20,12 @@ cannot change what the call means:
   so the tool's default applies; so is an empty list or object for an optional parameter
   without a default (nothing given);
 - a tool name is resolved only when exactly one listed tool matches it (``functions.x``,
-  ``math.factorial`` → ``factorial``, ``Get-Weather`` → ``get_weather``).
+  ``math.factorial`` → ``factorial``, ``Get-Weather`` → ``get_weather``);
+- for a tool that cannot change anything (idempotent, runs without asking), arguments it does
+  not take are dropped when what is left is a whole call: the 1.5B wrote
+  ``calculate(expression="70 * 2.20462", from_unit="kg", to_unit="pounds")``, was refused, and
+  repeated the call until its turns ran out. A tool that can change something is never called
+  with less than the model wrote (an unknown ``append`` dropped would overwrite a file).
 
 Anything else is left for validation to reject with a message the model can act on. Every
 change is described, so the loop can report it and the trace keeps what the model wrote.
@@ -322,12 +327,26 @@ def coerce_call(call: ToolCall, tools: Mapping[str, Tool]) -> tuple[ToolCall, li
     if tool is not None:
         arguments, arg_changes = coerce_arguments(call.arguments, tool.parameters)
         changes.extend(arg_changes)
+        arguments = _without_unknown(arguments, tool, changes)
     if not changes:
         return call, []
     raw = call.raw or json.dumps(
         {"name": call.name, "arguments": call.arguments}, ensure_ascii=False
     )
     return replace(call, name=name, arguments=arguments, raw=raw), changes
+
+
+def _without_unknown(arguments: dict[str, Any], tool: Tool, changes: list[str]) -> dict[str, Any]:
+    """``arguments`` without the ones ``tool`` does not take, where that is safe (see above)."""
+    props = tool.parameters.get("properties", {})
+    unknown = [k for k in arguments if k not in props]
+    if not unknown or not props or not tool.idempotent or tool.permission != "auto":
+        return arguments
+    if any(p not in arguments for p in tool.parameters.get("required", [])):
+        return arguments  # not a whole call without them: left for validation to explain
+    shown = ", ".join(repr(k) for k in unknown)
+    changes.append(f"{shown} dropped ({tool.name} takes no such argument and changes nothing)")
+    return {k: v for k, v in arguments.items() if k in props}
 
 
 def fan_out(call: ToolCall, tool: Tool) -> list[ToolCall] | None:

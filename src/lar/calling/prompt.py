@@ -241,18 +241,22 @@ def fold_tool_results(messages: Sequence[Message]) -> list[Message]:
 
 
 _ECHO_TAG_RE = re.compile(r"</?tool_(?:result|response)[^>]*>", re.I)
-_ECHO_HEADER_RE = re.compile(r"^[^\S\n]*+[A-Za-z_][\w.\-]*+\(.*\) returned:[^\S\n]*+$", re.M)
+_ECHO_HEADER_RE = re.compile(
+    r"^[^\S\n]*+(?:(?:[-*]|\d{1,3}[.)])[^\S\n]++)?[A-Za-z_][\w.\-]*+\(.*\) returned:[^\S\n]*+$",
+    re.M,
+)
 
 
 def clean_answer(text: str) -> str:
     """Remove protocol markup a model copied into its answer.
 
-    Small models sometimes answer by echoing the ``<tool_result>`` block they were shown; the
-    user should see the data, not the markup.
+    Small models sometimes answer by echoing the ``<tool_result>`` block they were shown, or
+    only its ``name(args) returned:`` header (as a list item, too); the user should see the
+    data, not the markup.
     """
     for tail in (NEXT_STEP_TAIL.strip(), ANSWER_MODE_TAIL.strip(), FAILED_TAIL.strip()):
         text = text.replace(tail, "")  # our own instruction, copied back
-    if "tool_re" not in text:
+    if "tool_re" not in text and ") returned:" not in text:
         return text.strip()
     cleaned = _ECHO_HEADER_RE.sub("", _ECHO_TAG_RE.sub("", text))
     return re.sub(r"\n{3,}", "\n\n", cleaned).strip()

@@ -177,7 +177,7 @@ def score(task: Task, answer: str, before: dict[str, bytes], workspace: Path) ->
     """What the run got wrong, as a user would check it (empty: passed)."""
     expect, low, failures = task.expect, answer.casefold(), []
     for text in expect.get("has", []):
-        if str(text).casefold() not in low:
+        if not _holds(answer, str(text)):
             failures.append(f"answer lacks {text!r}")
     options = expect.get("has_any", [])
     if options and not any(str(t).casefold() in low for t in options):
@@ -207,6 +207,28 @@ def score(task: Task, answer: str, before: dict[str, bytes], workspace: Path) ->
     if expect.get("unchanged") and _snapshot(workspace) != before:
         failures.append("the workspace changed")
     return failures
+
+
+_NUMBER = re.compile(r"^-?\d[\d,]*(?:\.\d+)?$")
+
+
+def _holds(answer: str, wanted: str) -> bool:
+    """Whether ``answer`` holds ``wanted``: as text, or, for a number, as a figure of its own
+    that is that number, written out to more places ("1.8288" holds "1.82") or rounded to it
+    ("154.32" holds "154.3"); "51" does not hold "5", nor "4,000" "4"."""
+    if not _NUMBER.match(wanted):
+        return wanted.casefold() in answer.casefold()
+    want = wanted.replace(",", "")
+    places = len(want.partition(".")[2])
+    for figure in re.findall(r"-?\d+(?:,\d{3})*(?:\.\d+)?", answer):
+        got = figure.replace(",", "")
+        if got == want or ("." in want and got.startswith(want)):
+            return True
+        if places and "." in got and round(float(got), places) == float(want):
+            return True
+        if not places and float(got) == float(want):
+            return True
+    return False
 
 
 def _approver(yes: bool) -> Any:
