@@ -93,3 +93,44 @@ def test_and_asks_for_more_calls_of_the_same_tool_only() -> None:
 def test_an_empty_answer_after_tool_data_shows_the_data() -> None:
     result, _ = run([call("read_numbers", which="A"), "   "], "What is in list A?")
     assert result.text.startswith("Here is what read_numbers found:\n12.5")  # type: ignore[attr-defined]
+
+
+@tool(name="calculate")
+def picky_calculate(expression: str) -> str:
+    """Work out arithmetic.
+
+    Args:
+        expression: The arithmetic.
+    """
+    if any(ch.isalpha() for ch in expression):
+        raise ValueError(f"cannot work out {expression!r}")
+    return f"{expression} = 50.5"
+
+
+def test_a_calculator_call_that_failed_does_not_vouch_for_a_figure() -> None:
+    steps = [
+        call("read_numbers", which="A"),
+        call("calculate", expression="sum(A)"),
+        "52.5",
+        call("calculate", expression="12.5 + 7.25 + 30 + 0.75"),
+        "The sum is 50.5.",
+    ]
+    engine = ScriptedEngine(steps)  # type: ignore[arg-type]
+    agent = Agent(engine=engine, tools=[read_numbers, picky_calculate])
+    result = agent.run("Sum the numbers of list A")
+    assert result.text == "The sum is 50.5."
+    assert Code.UNCHECKED_FIGURE in codes(result)
+    engine.assert_complete()
+
+
+def test_a_calculator_call_naming_the_file_has_not_read_it(tmp_path: Path) -> None:
+    (tmp_path / "numbers.txt").write_text("12.5\n38\n")
+    steps = [
+        call("calculate", expression="sum(numbers.txt)"),
+        call("file_read", path="numbers.txt"),
+        "It holds a title only.",
+    ]
+    result, engine = run(steps, "Read numbers.txt and tell me the sum.", tmp_path)
+    assert Code.UNREAD_FILE in codes(result)
+    assert "numbers.txt is in the workspace" in engine.calls[1][-1].content
+    assert [c.name for c in result.tool_calls] == ["file_read"]  # type: ignore[attr-defined]

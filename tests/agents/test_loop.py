@@ -606,3 +606,19 @@ def test_a_call_described_after_another_ran_is_still_corrected() -> None:
     result = a.run("What is x?")
     assert [c.arguments for c in result.tool_calls] == [{"key": "x"}, {"key": "y"}]
     assert any(isinstance(e, Notice) and e.code == "described_call" for e in result.events)
+
+
+@tool(idempotent=True)
+def measure(key: str) -> str:
+    """Measure a thing by its key."""
+    return f"{key} is 7 m"
+
+
+def test_a_last_turn_call_that_changes_nothing_runs_and_its_result_is_the_answer() -> None:
+    steps = [call("measure", key="a"), call("measure", key="b")]
+    a, engine = agent(steps, tools=[measure], max_turns=2)
+    result = a.run("Measure the things.")
+    engine.assert_complete()  # no third model call
+    assert [c.result for c in result.tool_calls] == ["a is 7 m", "b is 7 m"]
+    assert result.stop_reason == "answer"
+    assert result.text == "Here is what measure found:\nb is 7 m"

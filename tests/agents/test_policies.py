@@ -142,6 +142,17 @@ def test_a_plain_word_that_is_also_a_tool_name_is_not_a_described_call() -> None
     assert described_call("search(title='x')", ["search"]) == "search"
 
 
+def test_a_tool_that_already_ran_is_described_only_when_written_as_code() -> None:
+    from lar.calling.corrections import described_call
+
+    summary = "- Tidy sorts downloads.\n- It was read with the file_read function."
+    assert described_call(summary, ["file_read"]) == "file_read"
+    assert described_call(summary, ["file_read"], ran={"file_read"}) is None
+    assert described_call("Next: file_read(path='b.md')", ["file_read"], {"file_read"}) == (
+        "file_read"
+    )
+
+
 # --- first calls: off-topic and invented values --------------------------------------------
 
 

@@ -253,3 +253,14 @@ def test_unknown_arguments_are_dropped_only_for_a_tool_that_changes_nothing() ->
     # Not a whole call without the unknown ones: left for validation to explain.
     bare = ToolCall("c", "calculate", {"expr": "1+1"})
     assert coerce_call(bare, {"calculate": calculate})[0].arguments == {"expr": "1+1"}
+
+
+def test_an_optional_value_a_read_only_tool_cannot_take_gives_way_to_its_default() -> None:
+    from lar.tools.builtin import file_find
+
+    call = ToolCall("c", "file_find", {"pattern": "*.txt", "sort": "line"})
+    fixed, changes = coerce_call(call, {"file_find": file_find})
+    assert fixed.arguments == {"pattern": "*.txt"}
+    assert changes == ['sort: "line" dropped (not a value it takes; default)']
+    good = ToolCall("c", "file_find", {"pattern": "*.txt", "sort": "size"})
+    assert coerce_call(good, {"file_find": file_find}) == (good, [])

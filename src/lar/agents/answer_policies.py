@@ -63,7 +63,10 @@ class UnreadFile(Policy):
             return ACCEPT
         request = next(iter(turn.requests(1)), "")
         named = files_named(request, turn.workspace)
-        used = " ".join(json.dumps(c.arguments, ensure_ascii=False) for c in turn.calls)
+        # The calculator cannot read a file: "sum(numbers.txt)" names it and reads nothing.
+        used = " ".join(
+            json.dumps(c.arguments, ensure_ascii=False) for c in turn.calls if c.name != CALCULATOR
+        )
         if not named or any(Path(name).name in used for name in named):
             return ACCEPT
         shown = ", ".join(named[:3])
@@ -109,7 +112,7 @@ class UncheckedFigure(Policy):
         if not self.may_correct(turn):
             return ACCEPT
         results = list(turn.run.completed.values())
-        if CALCULATOR not in turn.tools or any(r.name == CALCULATOR for r in results):
+        if CALCULATOR not in turn.tools or any(r.name == CALCULATOR and r.ok for r in results):
             return ACCEPT
         if not any(r.ok and any(ch.isdigit() for ch in r.content) for r in results):
             return ACCEPT  # no figures came from a tool: nothing to work out from

@@ -4,14 +4,36 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
+from collections.abc import Sequence
 
 from lar.agents.state import Status, TaskRecorder
 from lar.calling.prompt import call_text
-from lar.tools.base import ToolContext
+from lar.tools.base import Tool, ToolContext
 from lar.tools.executor import ToolExecutor
 from lar.types import Code, Message, ToolCall, ToolError, ToolResult
 
-__all__ = ["blocked", "skipped", "pending_calls", "execute", "unique_ids", "finish_task"]
+__all__ = [
+    "blocked",
+    "skipped",
+    "pending_calls",
+    "execute",
+    "unique_ids",
+    "finish_task",
+    "change_nothing",
+]
+
+
+def change_nothing(calls: Sequence[ToolCall], tools: Sequence[Tool]) -> bool:
+    """Whether every call is to a listed tool that cannot change anything and runs without
+    asking (``calculate``, ``file_read``): safe to run with no model call left to follow."""
+    by_name = {t.name: t for t in tools}
+    return bool(calls) and all(
+        (t := by_name.get(c.name)) is not None
+        and t.idempotent
+        and t.permission == "auto"
+        and not t.interactive
+        for c in calls
+    )
 
 
 def blocked(call: ToolCall, reason: str) -> ToolResult:

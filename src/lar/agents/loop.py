@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 
 from lar.agents.answers import for_user, how_to_allow, notices
 from lar.agents.calls import (
     blocked,
+    change_nothing,
     execute,
     finish_task,
     pending_calls,
@@ -34,10 +35,9 @@ from lar.agents.policy import (
     WithholdTools,
     apply,
 )
-from lar.agents.replies import engine_error, model_called, parse_notices
+from lar.agents.replies import call_engine, engine_error, model_called, parse_notices
 from lar.agents.request import (
     DEFAULT_SYSTEM_PROMPT,
-    CallSniffer,
     Carried,
     LoopSettings,
     Track,
@@ -47,13 +47,13 @@ from lar.agents.request import (
     with_nudge,
 )
 from lar.agents.state import Status, TaskRecorder
-from lar.calling.constrained import AnswerStream, parse_constrained, response_format
+from lar.calling.constrained import parse_constrained, response_format
 from lar.calling.corrections import prepare
 from lar.calling.native import extract_calls
 from lar.calling.prompt import REPLY_TOOL, clean_answer, has_reply, take_reply, tool_listing
 from lar.engines.base import Engine
 from lar.errors import EngineError
-from lar.tools.base import Tool, ToolContext
+from lar.tools.base import ToolContext
 from lar.tools.executor import ToolExecutor, tool_names
 from lar.types import (
     Code,
@@ -69,7 +69,6 @@ from lar.types import (
     ToolCallFinished,
     ToolCallStarted,
     ToolResult,
-    ToolSpec,
 )
 
 __all__ = [
@@ -82,34 +81,6 @@ __all__ = [
     "render_history",
     "fit_request",
 ]
-
-
-def _specs(tools: Sequence[Tool] | None) -> list[ToolSpec] | None:
-    return None if tools is None else [t.spec for t in tools]
-
-
-async def _call_engine(
-    engine: Engine,
-    messages: list[Message],
-    tools: Sequence[Tool] | None,
-    settings: LoopSettings,
-    deltas: list[str],
-    extra: dict[str, Any],
-) -> AsyncIterator[TextDelta | ModelResponse]:
-    params = {**settings.params, **extra}
-    if not settings.stream:
-        yield await engine.generate(messages, _specs(tools), **params)
-        return
-    # A constrained reply is JSON: only its answer's text is shown as it comes.
-    sniffer = AnswerStream() if "response_format" in extra else CallSniffer()
-    async for chunk in engine.stream(messages, _specs(tools), **params):
-        if chunk.text:
-            shown = sniffer.feed(chunk.text)
-            if shown:
-                deltas.append(shown)
-                yield TextDelta(shown)
-        if chunk.response is not None:
-            yield chunk.response
 
 
 async def run_loop(
@@ -358,7 +329,7 @@ class _Loop:
         metering = settings.meter.start() if settings.meter is not None else None
         for attempt in (extra, {}) if extra else (extra,):
             try:
-                async for chunk in _call_engine(
+                async for chunk in call_engine(
                     self.engine, request, native, settings, deltas, attempt
                 ):
                     if isinstance(chunk, TextDelta):
@@ -459,6 +430,14 @@ class _Loop:
         return checked.text
 
     async def out_of_turns(self, turn: Turn) -> AsyncIterator[Event]:
+        """Calls on the last turn: run when they change nothing (the user gets what they
+        found: "I stopped" hid a calculation the 1.5B had right), else the run stops here."""
+        if change_nothing(turn.calls, self.tools):
+            async for event in self.run_calls(turn):
+                yield event
+            async for event in self.finish("", "answer"):
+                yield event
+            return
         names = ", ".join(c.name for c in turn.calls)
         self.history.append(Message("assistant", turn.text))
         why = f"max_turns: still calling {names}"

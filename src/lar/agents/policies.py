@@ -368,7 +368,8 @@ class DescribedCall(Policy):
     async def before_answer(self, turn: Turn) -> Verdict:
         if not self.may_correct(turn):
             return ACCEPT
-        talked = described_call(_without_ran_calls(turn), list(turn.tools))
+        ran = {r.name for r in turn.run.completed.values() if r.ok}
+        talked = described_call(_without_ran_calls(turn), list(turn.tools), ran)
         if talked is None:
             return ACCEPT
         return Retry(

@@ -3,15 +3,20 @@ an engine's failure."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lar.types import Code, ErrorEvent, ModelCalled, ModelResponse, Notice
+from lar.agents.request import CallSniffer, LoopSettings
+from lar.calling.constrained import AnswerStream
+from lar.types import Code, ErrorEvent, Message, ModelCalled, ModelResponse, Notice, TextDelta
 
 if TYPE_CHECKING:
     from lar.engines.base import Engine
     from lar.errors import EngineError
+    from lar.tools.base import Tool
+    from lar.types import ToolSpec
 
-__all__ = ["model_called", "engine_error", "parse_notices"]
+__all__ = ["model_called", "engine_error", "parse_notices", "call_engine"]
 
 
 def model_called(
@@ -59,3 +64,32 @@ def parse_notices(response: ModelResponse, parsed: Any, engine: Engine) -> list[
             parsed.calls, parsed.text = [], ""
     out.extend(Notice(Code.PARSE_WARNING, w) for w in parsed.warnings)
     return out
+
+
+def _specs(tools: Sequence[Tool] | None) -> list[ToolSpec] | None:
+    return None if tools is None else [t.spec for t in tools]
+
+
+async def call_engine(
+    engine: Engine,
+    messages: list[Message],
+    tools: Sequence[Tool] | None,
+    settings: LoopSettings,
+    deltas: list[str],
+    extra: dict[str, Any],
+) -> AsyncIterator[TextDelta | ModelResponse]:
+    """The engine's reply as it comes: text deltas to show, then the response."""
+    params = {**settings.params, **extra}
+    if not settings.stream:
+        yield await engine.generate(messages, _specs(tools), **params)
+        return
+    # A constrained reply is JSON: only its answer's text is shown as it comes.
+    sniffer = AnswerStream() if "response_format" in extra else CallSniffer()
+    async for chunk in engine.stream(messages, _specs(tools), **params):
+        if chunk.text:
+            shown = sniffer.feed(chunk.text)
+            if shown:
+                deltas.append(shown)
+                yield TextDelta(shown)
+        if chunk.response is not None:
+            yield chunk.response

@@ -24,7 +24,8 @@ cannot change what the call means:
 - for a tool that cannot change anything (idempotent, runs without asking), arguments it does
   not take are dropped when what is left is a whole call: the 1.5B wrote
   ``calculate(expression="70 * 2.20462", from_unit="kg", to_unit="pounds")``, was refused, and
-  repeated the call until its turns ran out. A tool that can change something is never called
+  repeated the call until its turns ran out; so is an optional argument of the wrong type or
+  outside its choices (its default applies). A tool that can change something is never called
   with less than the model wrote (an unknown ``append`` dropped would overwrite a file).
 
 Anything else is left for validation to reject with a message the model can act on. Every
@@ -337,16 +338,28 @@ def coerce_call(call: ToolCall, tools: Mapping[str, Tool]) -> tuple[ToolCall, li
 
 
 def _without_unknown(arguments: dict[str, Any], tool: Tool, changes: list[str]) -> dict[str, Any]:
-    """``arguments`` without the ones ``tool`` does not take, where that is safe (see above)."""
+    """``arguments`` without what ``tool`` cannot take, where that is safe (see above): the
+    arguments it does not have, and optional ones of the wrong type or outside their choices
+    (``file_find(sort="line")``: its default applies)."""
     props = tool.parameters.get("properties", {})
-    unknown = [k for k in arguments if k not in props]
-    if not unknown or not props or not tool.idempotent or tool.permission != "auto":
+    if not props or not tool.idempotent or tool.permission != "auto":
         return arguments
-    if any(p not in arguments for p in tool.parameters.get("required", [])):
+    required = set(tool.parameters.get("required", []))
+    if any(p not in arguments for p in required):
         return arguments  # not a whole call without them: left for validation to explain
-    shown = ", ".join(repr(k) for k in unknown)
-    changes.append(f"{shown} dropped ({tool.name} takes no such argument and changes nothing)")
-    return {k: v for k, v in arguments.items() if k in props}
+    defs = tool.parameters.get("$defs", {})
+    unknown = [k for k in arguments if k not in props]
+    wrong = [
+        k
+        for k, v in arguments.items()
+        if k in props and k not in required and not _fits(v, props[k], defs)
+    ]
+    if unknown:
+        shown = ", ".join(repr(k) for k in unknown)
+        changes.append(f"{shown} dropped ({tool.name} takes no such argument and changes nothing)")
+    for k in wrong:
+        changes.append(f"{k}: {json.dumps(arguments[k])} dropped (not a value it takes; default)")
+    return {k: v for k, v in arguments.items() if k not in unknown and k not in wrong}
 
 
 def fan_out(call: ToolCall, tool: Tool) -> list[ToolCall] | None:

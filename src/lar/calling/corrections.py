@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -160,17 +160,21 @@ DESCRIBED_NUDGE = (
 )
 
 
-def described_call(text: str, names: Sequence[str]) -> str | None:
+def described_call(text: str, names: Sequence[str], ran: Collection[str] = ()) -> str | None:
     """The listed tool an answer writes out instead of calling it ("I would use the
     `get_forecast` tool…", in any language), else None. A name counts when it is written as
     code (in backticks, or followed by ``(``) or is an identifier no prose has (``get_forecast``,
-    ``getForecast``): a tool named ``search`` is not "described" by "I could not search"."""
+    ``getForecast``): a tool named ``search`` is not "described" by "I could not search". A tool
+    in ``ran`` (it already gave this request a result) counts only written as code: "the
+    file_read function" in a summary of what it read is a mention, not a call to make."""
     if not text:
         return None
     for name in names:
         word = rf"(?<![\w.]){re.escape(name)}(?![\w])"
         as_code = re.search(rf"`{re.escape(name)}`|{word}\s*\(", text)
-        identifier = re.search(r"[_.\d]|[a-z][A-Z]", name) and re.search(word, text)
+        identifier = (
+            name not in ran and re.search(r"[_.\d]|[a-z][A-Z]", name) and re.search(word, text)
+        )
         if as_code or identifier:
             return name
     return None
