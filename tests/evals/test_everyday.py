@@ -101,6 +101,8 @@ def test_the_runner_gives_each_task_its_workspace_and_counts_model_calls() -> No
         ("70 kg = 154.32 lb", "154.3", True),
         ("70 kg = 154.4 lb", "154.3", False),
         ("about 4.0 hours", "4", True),
+        ("350 F = 176.666666667 C", "176", True),
+        ("about 17.6 C", "176", False),
         ("Your dog is Biscuit.", "biscuit", True),
     ],
 )

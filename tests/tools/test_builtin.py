@@ -54,10 +54,11 @@ def test_file_write_modes(ctx: ToolContext) -> None:
 def test_file_patch_must_match_exactly_once(ctx: ToolContext) -> None:
     f = ctx.workspace / "p.py"
     f.write_text("x = 1\ny = 1\n")
-    with pytest.raises(ValueError, match="occurs 0 times"):
+    with pytest.raises(ValueError, match="occurs 0 times.*file_write with mode 'append'"):
         file_patch("p.py", "z = 1", "z = 2", ctx)
-    with pytest.raises(ValueError, match="occurs 2 times"):
+    with pytest.raises(ValueError, match="occurs 2 times") as twice:
         file_patch("p.py", "= 1", "= 2", ctx)
+    assert "append" not in str(twice.value)
     file_patch("p.py", "y = 1", "y = 2", ctx)
     assert f.read_text() == "x = 1\ny = 2\n"
 

@@ -96,6 +96,9 @@ def test_reading_a_folder_points_to_folder_list(ws: Path) -> None:
         ("17% of 2,340", "397.8"),
         ("(12.5 + 7.25) * 3", "59.25"),
         ("sum(4, 8.5, 15, 23)", "50.5"),
+        ("sum([12.5, 7.25, 30, 0.75])", "50.5"),  # a list, as Python writes it
+        ("average(12, 15, 21, 30)", "19.5"),
+        ("mean([1, 2])", "1.5"),
         ("2^10", "1024"),
         ("1,234,567 + 1", "1234568"),
         ("max(1,234)", "234"),  # inside a call, commas separate arguments
@@ -110,7 +113,16 @@ def test_calculate_reads_arithmetic_as_people_write_it(
 
 
 @pytest.mark.parametrize(
-    "expression", ["__import__('os').system('id')", "open('/etc/passwd')", "9**9**9**9", "1/0"]
+    "expression",
+    [
+        "__import__('os').system('id')",
+        "open('/etc/passwd')",
+        "9**9**9**9",
+        "1/0",
+        "sum([1] * 10**8)",  # lists are bounded too
+        "[1, 2]",  # not a number
+        "mean([])",
+    ],
 )
 def test_calculate_refuses_what_is_not_bounded_arithmetic(ws: Path, expression: str) -> None:
     r = run(ws, "calculate", expression=expression)

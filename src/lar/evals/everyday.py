@@ -214,8 +214,9 @@ _NUMBER = re.compile(r"^-?\d[\d,]*(?:\.\d+)?$")
 
 def _holds(answer: str, wanted: str) -> bool:
     """Whether ``answer`` holds ``wanted``: as text, or, for a number, as a figure of its own
-    that is that number, written out to more places ("1.8288" holds "1.82") or rounded to it
-    ("154.32" holds "154.3"); "51" does not hold "5", nor "4,000" "4"."""
+    that is that number, written out to more places ("1.8288" holds "1.82", "176.67" holds
+    "176") or rounded to it ("154.32" holds "154.3"); "51" does not hold "5", nor "4,000" "4".
+    """
     if not _NUMBER.match(wanted):
         return wanted.casefold() in answer.casefold()
     want = wanted.replace(",", "")
@@ -226,7 +227,7 @@ def _holds(answer: str, wanted: str) -> bool:
             return True
         if places and "." in got and round(float(got), places) == float(want):
             return True
-        if not places and float(got) == float(want):
+        if not places and got.partition(".")[0] == want:
             return True
     return False
 

@@ -296,9 +296,14 @@ def file_patch(path: str, old: str, new: str, ctx: ToolContext) -> str:
         text = f.read()
         count = text.count(old) if old else 0
         if count != 1:
+            # To add at the end the 1.5B patched a block that is not there (an empty or a
+            # made-up ``old``), then told the user how to edit the file by hand.
+            more = (
+                "; to add text at the end, call file_write with mode 'append'" if not count else ""
+            )
             raise ValueError(
                 f"the block to replace occurs {count} times in {path}; it must occur exactly "
-                "once (copy it exactly, with more surrounding lines if needed)"
+                f"once (copy it exactly, with more surrounding lines if needed){more}"
             )
         f.seek(0)
         f.write(text.replace(old, new, 1))
