@@ -622,3 +622,22 @@ def test_a_last_turn_call_that_changes_nothing_runs_and_its_result_is_the_answer
     assert [c.result for c in result.tool_calls] == ["a is 7 m", "b is 7 m"]
     assert result.stop_reason == "answer"
     assert result.text == "Here is what measure found:\nb is 7 m"
+
+
+def test_a_result_the_model_wrote_for_a_call_it_did_not_make_is_the_call() -> None:
+    # It imitates the results it is shown: the call runs, the made-up outcome is dropped.
+    made_up = '<tool_result>\nlookup(key="x") returned:\nvalue of nothing\n</tool_result>'
+    a, engine = agent([made_up, "It is value of x."])
+    result = a.run("What is x?")
+    assert [(c.name, c.result) for c in result.tool_calls] == [("lookup", "value of x")]
+    assert result.text == "It is value of x."
+    repaired = [e for e in result.events if isinstance(e, Notice) and e.code == "repaired"]
+    assert repaired and 'lookup(key="x")' in repaired[0].message
+
+
+def test_a_copy_of_a_result_it_got_is_an_answer_not_a_call() -> None:
+    echo = '<tool_result>\nlookup(key="x") returned:\nvalue of x\n</tool_result>'
+    a, engine = agent([call("lookup", key="x"), echo])
+    result = a.run("What is x?")
+    engine.assert_complete()
+    assert len(result.tool_calls) == 1 and result.text == "value of x"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from lar.agents.answers import for_user, how_to_allow, notices
@@ -25,17 +25,8 @@ from lar.agents.calls import (
 )
 from lar.agents.context import PER_MESSAGE, TokenCounter, render_memory
 from lar.agents.guard import LoopGuard, call_hash
-from lar.agents.policy import (
-    Finish,
-    Hook,
-    Retry,
-    RunState,
-    Turn,
-    Verdict,
-    WithholdTools,
-    apply,
-)
-from lar.agents.replies import call_engine, engine_error, model_called, parse_notices
+from lar.agents.policy import Finish, Hook, Retry, RunState, Turn, Verdict, WithholdTools, apply
+from lar.agents.replies import call_engine, engine_error, model_called, parse_notices, written_calls
 from lar.agents.request import (
     DEFAULT_SYSTEM_PROMPT,
     Carried,
@@ -50,7 +41,15 @@ from lar.agents.state import Status, TaskRecorder
 from lar.calling.constrained import parse_constrained, response_format
 from lar.calling.corrections import prepare
 from lar.calling.native import extract_calls
-from lar.calling.prompt import REPLY_TOOL, clean_answer, has_reply, take_reply, tool_listing
+from lar.calling.prompt import (
+    REPLY_TOOL,
+    call_text,
+    clean_answer,
+    has_reply,
+    take_reply,
+    tool_listing,
+)
+from lar.calling.protocol import KnownTools, ParseResult
 from lar.engines.base import Engine
 from lar.errors import EngineError
 from lar.tools.base import ToolContext
@@ -365,7 +364,18 @@ class _Loop:
         for event in parse_notices(response, parsed, self.engine):
             self.cut_off = self.cut_off or event.code == Code.CUT_CALL
             yield event
-        reply = take_reply(parsed.calls, self.tools) if settings.track == "protocol" else None
+        for notice in self.take_calls(turn, parsed, known):
+            yield notice
+
+    def take_calls(self, turn: Turn, parsed: ParseResult, known: KnownTools) -> Iterator[Notice]:
+        """``turn`` filled with the reply's text and the calls to run (coerced; the invented
+        ones apart)."""
+        if not parsed.calls and (written := written_calls(parsed.text, known, self.history)):
+            shown = ", ".join(call_text(c.name, c.arguments) for c in written)
+            yield Notice(Code.REPAIRED, f"the reply wrote a made-up result of {shown}: run instead")
+            parsed.calls, parsed.text = written, ""
+        protocol = self.settings.track == "protocol"
+        reply = take_reply(parsed.calls, self.tools) if protocol else None
         if reply is not None and all(c.name not in self.by_name for c in parsed.calls):
             parsed.calls, parsed.text = [], reply
         wanted = [c for c in parsed.calls if reply is None or c.name.casefold() != REPLY_TOOL]

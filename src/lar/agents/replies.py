@@ -3,12 +3,24 @@ an engine's failure."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lar.agents.request import CallSniffer, LoopSettings
 from lar.calling.constrained import AnswerStream
-from lar.types import Code, ErrorEvent, Message, ModelCalled, ModelResponse, Notice, TextDelta
+from lar.calling.prompt import call_text
+from lar.calling.protocol import KnownTools, parse
+from lar.types import (
+    Code,
+    ErrorEvent,
+    Message,
+    ModelCalled,
+    ModelResponse,
+    Notice,
+    TextDelta,
+    ToolCall,
+)
 
 if TYPE_CHECKING:
     from lar.engines.base import Engine
@@ -16,7 +28,7 @@ if TYPE_CHECKING:
     from lar.tools.base import Tool
     from lar.types import ToolSpec
 
-__all__ = ["model_called", "engine_error", "parse_notices", "call_engine"]
+__all__ = ["model_called", "engine_error", "parse_notices", "call_engine", "written_calls"]
 
 
 def model_called(
@@ -93,3 +105,26 @@ async def call_engine(
                 yield TextDelta(shown)
         if chunk.response is not None:
             yield chunk.response
+
+
+_WRITTEN = re.compile(r"<tool_result>[^\S\n]*+\n?[^\S\n]*+([A-Za-z_][\w.\-]*+\([^\n]*\)) returned:")
+
+
+def written_calls(text: str, known: KnownTools, history: Sequence[Message]) -> list[ToolCall]:
+    """Calls a reply wrote as results it made up instead of making them: shown results as
+    ``<tool_result>name(args) returned: …``, the 1.5B answered "add this line to chores.md"
+    with a ``file_write(…, mode="append") returned:`` block and an invented outcome, and
+    nothing was written. A block for a call that ran since the user's last message is a copy
+    of its data (an answer), not a call."""
+    if "<tool_result" not in text or not known:
+        return []
+    ran: set[str] = set()
+    for m in reversed(history):
+        if m.role == "user":
+            break
+        ran.update(call_text(c.name, c.arguments) for c in m.tool_calls)
+    calls: list[ToolCall] = []
+    for match in _WRITTEN.finditer(text[:20_000]):
+        if match.group(1) not in ran:
+            calls.extend(parse(match.group(1), known).calls)
+    return calls
