@@ -608,7 +608,7 @@ def test_a_call_described_after_another_ran_is_still_corrected() -> None:
     assert any(isinstance(e, Notice) and e.code == "described_call" for e in result.events)
 
 
-@tool(idempotent=True)
+@tool(read_only=True)
 def measure(key: str) -> str:
     """Measure a thing by its key."""
     return f"{key} is 7 m"
@@ -641,3 +641,17 @@ def test_a_copy_of_a_result_it_got_is_an_answer_not_a_call() -> None:
     result = a.run("What is x?")
     engine.assert_complete()
     assert len(result.tool_calls) == 1 and result.text == "value of x"
+
+
+@tool(idempotent=True)
+def remember(key: str) -> str:
+    """Remember a thing by its key (stored once however often it is called)."""
+    return f"kept {key}"
+
+
+def test_a_last_turn_call_that_changes_something_is_not_run() -> None:
+    steps = [call("remember", key="a"), call("remember", key="b")]
+    a, engine = agent(steps, tools=[remember], max_turns=2)
+    result = a.run("Remember the things.")
+    assert [c.result for c in result.tool_calls] == ["kept a"]
+    assert result.stop_reason == "max_turns"

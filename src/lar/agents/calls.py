@@ -28,10 +28,7 @@ def change_nothing(calls: Sequence[ToolCall], tools: Sequence[Tool]) -> bool:
     asking (``calculate``, ``file_read``): safe to run with no model call left to follow."""
     by_name = {t.name: t for t in tools}
     return bool(calls) and all(
-        (t := by_name.get(c.name)) is not None
-        and t.idempotent
-        and t.permission == "auto"
-        and not t.interactive
+        (t := by_name.get(c.name)) is not None and t.read_only and t.permission == "auto"
         for c in calls
     )
 

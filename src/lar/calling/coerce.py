@@ -21,7 +21,7 @@ cannot change what the call means:
   without a default (nothing given);
 - a tool name is resolved only when exactly one listed tool matches it (``functions.x``,
   ``math.factorial`` → ``factorial``, ``Get-Weather`` → ``get_weather``);
-- for a tool that cannot change anything (idempotent, runs without asking), arguments it does
+- for a tool that cannot change anything (``read_only``, runs without asking), arguments it does
   not take are dropped when what is left is a whole call: the 1.5B wrote
   ``calculate(expression="70 * 2.20462", from_unit="kg", to_unit="pounds")``, was refused, and
   repeated the call until its turns ran out; so is an optional argument of the wrong type or
@@ -342,7 +342,7 @@ def _without_unknown(arguments: dict[str, Any], tool: Tool, changes: list[str]) 
     arguments it does not have, and optional ones of the wrong type or outside their choices
     (``file_find(sort="line")``: its default applies)."""
     props = tool.parameters.get("properties", {})
-    if not props or not tool.idempotent or tool.permission != "auto":
+    if not props or not tool.read_only or tool.permission != "auto":
         return arguments
     required = set(tool.parameters.get("required", []))
     if any(p not in arguments for p in required):

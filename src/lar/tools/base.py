@@ -135,12 +135,17 @@ class Tool:
         reads_outside: bool = False,
         idempotent: bool = False,
         stages: bool = False,
+        read_only: bool = False,
     ) -> None:
         self.fn = fn
         self.stages = stages
         """Can run against a copy of the workspace first (``ToolContext.stage``): under
         ``confirm`` the user then approves what the run would change, not the command text."""
-        self.idempotent = idempotent
+        self.read_only = read_only
+        """Cannot change anything (a read, a lookup, a computation): a call to it may be given
+        less than the model wrote (an argument it does not take is dropped), and runs on the
+        last turn with no model call left after it. Implies ``idempotent``."""
+        self.idempotent = idempotent or read_only
         """Running it twice has the effect of running it once (reads, lookups, a tool that
         dedupes by ``ToolContext.idempotency_key``): after a crash cut it off, it runs again;
         any other tool's call is asked about instead (at most once)."""
@@ -293,6 +298,7 @@ class SchemaTool(Tool):
         self.interactive = False
         self.broad = broad
         self.idempotent = False
+        self.read_only = False
         self.reads_outside = False
         self.stages = False
         self.is_async = inspect.iscoroutinefunction(fn)
@@ -335,6 +341,7 @@ def tool(
     reads_outside: bool = False,
     idempotent: bool = False,
     stages: bool = False,
+    read_only: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -354,6 +361,7 @@ def tool(
     reads_outside: bool = False,
     idempotent: bool = False,
     stages: bool = False,
+    read_only: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a tool. Use bare (``@tool``) or with options (``@tool(...)``)."""
 
@@ -372,6 +380,7 @@ def tool(
             reads_outside=reads_outside,
             idempotent=idempotent,
             stages=stages,
+            read_only=read_only,
         )
 
     return wrap(fn) if fn is not None else wrap

@@ -70,7 +70,7 @@ def number_text(value: float | int) -> str:
     return f"{value:.12g}"
 
 
-@tool(idempotent=True, broad=True)
+@tool(read_only=True, broad=True)
 def calculate(expression: str) -> str:
     """Work out arithmetic exactly (+ - * / **, x% of y, sum, sqrt).
 
@@ -140,7 +140,7 @@ def _unit(name: str) -> str:
     return _ALIASES.get(key.casefold(), key)
 
 
-@tool(idempotent=True, broad=True)
+@tool(read_only=True, broad=True)
 def convert_units(value: float, from_unit: str, to_unit: str) -> str:
     """Convert a quantity to other units (miles to km, F to C).
 

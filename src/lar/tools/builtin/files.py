@@ -203,7 +203,7 @@ def _read_text(ctx: ToolContext, path: str) -> str:
         return f.read()
 
 
-@tool(broad=True, reads_outside=True, idempotent=True, danger=read_outside_danger)
+@tool(broad=True, reads_outside=True, read_only=True, danger=read_outside_danger)
 def file_read(
     path: str,
     ctx: ToolContext,

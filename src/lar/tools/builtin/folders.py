@@ -110,7 +110,7 @@ def _lines(path: Path, size: int) -> int | None:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
-@tool(broad=True, reads_outside=True, idempotent=True, danger=read_outside_danger)
+@tool(broad=True, reads_outside=True, read_only=True, danger=read_outside_danger)
 def folder_list(ctx: ToolContext, path: str = ".") -> str:
     """List a folder: its files (size, date) and subfolders.
 
@@ -180,7 +180,7 @@ def _walk(ctx: ToolContext, top: Path, base: Path, pattern: str) -> tuple[list[_
     return matched, False
 
 
-@tool(broad=True, reads_outside=True, idempotent=True, danger=read_outside_danger)
+@tool(broad=True, reads_outside=True, read_only=True, danger=read_outside_danger)
 def file_find(
     ctx: ToolContext,
     pattern: str = "*",

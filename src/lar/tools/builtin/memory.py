@@ -12,7 +12,7 @@ __all__ = ["memory_search", "start_long_term_update"]
 _OFF = "memory is off for this agent (start it with memory, e.g. `lar run` without --no-memory)"
 
 
-@tool(broad=True, idempotent=True)
+@tool(broad=True, read_only=True)
 def memory_search(query: str, ctx: ToolContext) -> str:
     """Search long-term memory: what the user told you before.
 

@@ -138,7 +138,7 @@ calls, where it broke them."""
     danger=_url_danger,
     broad=True,
     reads_outside=True,
-    idempotent=True,
+    read_only=True,
 )
 def web_scan(url: str) -> str:
     """Fetch a web page as simple text with its links.
