@@ -39,6 +39,7 @@ def test_consolidation_summarizes_keeps_supported_facts_and_archives(tmp_path: P
     contents = [r.content for r in store.records()]
     # the statement was stored at run time; the model's "astronaut" is not in the user's words
     assert "My friend Tomás is coming to Kyoto with me." in contents
+    assert "My friend Tomás is coming to Kyoto." not in contents  # said already: no second copy
     assert not any("astronaut" in c for c in contents)
     assert "Session summary: The user planned a trip to Kyoto and talked about food." in contents
     archive = Path(done[0].archive)

@@ -11,6 +11,7 @@ the raw turns are archived to ``L4_archive/``. Without a model, the summary is t
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -49,6 +50,9 @@ class Consolidated:
     summary: str
     facts: list[str]
     archive: str
+
+
+_WORD = re.compile(r"\w+")
 
 
 def log_turn(memory: AgentMemory, role: str, content: str) -> None:
@@ -113,6 +117,9 @@ async def consolidate(
     facts: list[str] = []
     old_session = memory.session_id
     memory.session_id = session_id
+    stated = [
+        set(_WORD.findall(st.content.casefold())) for t in user_text for st in user_statements(t)
+    ]
     try:
         for text in user_text:
             for st in user_statements(text):
@@ -126,6 +133,11 @@ async def consolidate(
         for fact in model_facts:
             # The model's reading counts only where the user's own words support it.
             if volatile(fact) or not supported(fact, user_text, share=0.7):
+                continue
+            # Said already, in more words, by one of the user's statements (stored as said):
+            # "My friend Tomás is coming to Kyoto." after "… coming to Kyoto with me." was a
+            # second memory of one fact wherever no embedder could see them as one.
+            if any(set(_WORD.findall(fact.casefold())) <= words for words in stated):
                 continue
             if memory.write(fact, "fact", source=f"consolidation:{session_id}").action in (
                 "stored",
