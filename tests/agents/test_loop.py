@@ -608,22 +608,6 @@ def test_a_call_described_after_another_ran_is_still_corrected() -> None:
     assert any(isinstance(e, Notice) and e.code == "described_call" for e in result.events)
 
 
-@tool(read_only=True)
-def measure(key: str) -> str:
-    """Measure a thing by its key."""
-    return f"{key} is 7 m"
-
-
-def test_a_last_turn_call_that_changes_nothing_runs_and_its_result_is_the_answer() -> None:
-    steps = [call("measure", key="a"), call("measure", key="b")]
-    a, engine = agent(steps, tools=[measure], max_turns=2)
-    result = a.run("Measure the things.")
-    engine.assert_complete()  # no third model call
-    assert [c.result for c in result.tool_calls] == ["a is 7 m", "b is 7 m"]
-    assert result.stop_reason == "answer"
-    assert result.text == "Here is what measure found:\nb is 7 m"
-
-
 def test_a_result_the_model_wrote_for_a_call_it_did_not_make_is_the_call() -> None:
     # It imitates the results it is shown: the call runs, the made-up outcome is dropped.
     made_up = '<tool_result>\nlookup(key="x") returned:\nvalue of nothing\n</tool_result>'
@@ -643,15 +627,35 @@ def test_a_copy_of_a_result_it_got_is_an_answer_not_a_call() -> None:
     assert len(result.tool_calls) == 1 and result.text == "value of x"
 
 
+@tool(read_only=True)
+def measure(key: str) -> str:
+    """Measure a thing by its key."""
+    return f"{key} is 7 m"
+
+
 @tool(idempotent=True)
 def remember(key: str) -> str:
     """Remember a thing by its key (stored once however often it is called)."""
     return f"kept {key}"
 
 
-def test_a_last_turn_call_that_changes_something_is_not_run() -> None:
-    steps = [call("remember", key="a"), call("remember", key="b")]
-    a, engine = agent(steps, tools=[remember], max_turns=2)
-    result = a.run("Remember the things.")
-    assert [c.result for c in result.tool_calls] == ["kept a"]
-    assert result.stop_reason == "max_turns"
+@pytest.mark.parametrize(
+    ("kind", "results", "stop", "text"),
+    [
+        # changes nothing: it runs, and what it found is the answer (no third model call)
+        (measure, ["a is 7 m", "b is 7 m"], "answer", "Here is what measure found:\nb is 7 m"),
+        # stores something (idempotent is not enough): the run stops, the call is not made
+        (remember, ["kept a"], "max_turns", None),
+    ],
+)
+def test_a_last_turn_call_runs_only_when_its_tool_changes_nothing(
+    kind: object, results: list[str], stop: str, text: str | None
+) -> None:
+    steps = [call(kind.name, key="a"), call(kind.name, key="b")]  # type: ignore[attr-defined]
+    a, engine = agent(steps, tools=[kind], max_turns=2)
+    result = a.run(f"{kind.name.capitalize()} the things.")  # type: ignore[attr-defined]
+    engine.assert_complete()
+    assert [c.result for c in result.tool_calls] == results
+    assert result.stop_reason == stop
+    if text is not None:
+        assert result.text == text

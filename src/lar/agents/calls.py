@@ -27,10 +27,7 @@ def change_nothing(calls: Sequence[ToolCall], tools: Sequence[Tool]) -> bool:
     """Whether every call is to a listed tool that cannot change anything and runs without
     asking (``calculate``, ``file_read``): safe to run with no model call left to follow."""
     by_name = {t.name: t for t in tools}
-    return bool(calls) and all(
-        (t := by_name.get(c.name)) is not None and t.read_only and t.permission == "auto"
-        for c in calls
-    )
+    return bool(calls) and all((t := by_name.get(c.name)) is not None and t.harmless for c in calls)
 
 
 def blocked(call: ToolCall, reason: str) -> ToolResult:

@@ -35,7 +35,7 @@ from lar.calling.corrections import (
     ungrounded_nudge,
 )
 from lar.calling.native import extract_calls
-from lar.calling.prompt import call_text
+from lar.calling.prompt import call_text, this_requests_calls
 from lar.calling.relevance import OffTopic, invented_options
 from lar.tools.executor import tool_names
 from lar.types import Code, Message, ToolCall
@@ -382,9 +382,8 @@ def _without_ran_calls(turn: Turn) -> str:
     ``calculate(expression="6 * 0.3048") returned:`` header of its data (then gives the figure)
     describes nothing to call, and a correction round lost the 1.5B its right answer."""
     text = turn.text
-    for m in turn.history:
-        for c in m.tool_calls:
-            text = text.replace(call_text(c.name, c.arguments), "")
+    for shown in this_requests_calls(turn.history):
+        text = text.replace(shown, "")
     return text
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from lar.agents.request import CallSniffer, LoopSettings
 from lar.calling.constrained import AnswerStream
-from lar.calling.prompt import call_text
+from lar.calling.prompt import this_requests_calls
 from lar.calling.protocol import KnownTools, parse
 from lar.types import (
     Code,
@@ -118,11 +118,7 @@ def written_calls(text: str, known: KnownTools, history: Sequence[Message]) -> l
     of its data (an answer), not a call."""
     if "<tool_result" not in text or not known:
         return []
-    ran: set[str] = set()
-    for m in reversed(history):
-        if m.role == "user":
-            break
-        ran.update(call_text(c.name, c.arguments) for c in m.tool_calls)
+    ran = set(this_requests_calls(history))
     calls: list[ToolCall] = []
     for match in _WRITTEN.finditer(text[:20_000]):
         if match.group(1) not in ran:

@@ -342,7 +342,7 @@ def _without_unknown(arguments: dict[str, Any], tool: Tool, changes: list[str]) 
     arguments it does not have, and optional ones of the wrong type or outside their choices
     (``file_find(sort="line")``: its default applies)."""
     props = tool.parameters.get("properties", {})
-    if not props or not tool.read_only or tool.permission != "auto":
+    if not props or not tool.harmless:
         return arguments
     required = set(tool.parameters.get("required", []))
     if any(p not in arguments for p in required):

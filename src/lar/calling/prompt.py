@@ -30,6 +30,7 @@ __all__ = [
     "ANSWER_MODE_TAIL",
     "FAILED_TAIL",
     "failed_only",
+    "this_requests_calls",
     "NEXT_STEP_TAIL",
     "REPLY_TOOL",
     "has_reply",
@@ -178,6 +179,17 @@ def failed_only(history: Sequence[Message]) -> bool:
     """Whether this request's calls were all refused or failed (and there was at least one)."""
     results = _this_requests_results(history)
     return bool(results) and all(m.failed for m in results)
+
+
+def this_requests_calls(history: Sequence[Message]) -> list[str]:
+    """The calls made since the user's last message, as the results show them (``call_text``):
+    what a reply may quote as data, not as a call to make."""
+    shown: list[str] = []
+    for m in reversed(history):
+        if m.role == "user":
+            break
+        shown.extend(call_text(c.name, c.arguments) for c in m.tool_calls)
+    return shown
 
 
 def _this_requests_results(history: Sequence[Message]) -> list[Message]:

@@ -117,19 +117,13 @@ async def consolidate(
     facts: list[str] = []
     old_session = memory.session_id
     memory.session_id = session_id
-    stated = [
-        set(_WORD.findall(st.content.casefold())) for t in user_text for st in user_statements(t)
-    ]
+    statements = [st for text in user_text for st in user_statements(text)]
+    stated = [set(_WORD.findall(st.content.casefold())) for st in statements]
     try:
-        for text in user_text:
-            for st in user_statements(text):
-                if memory.write(
-                    st.content, st.type, source=f"consolidation:{session_id}"
-                ).action in (
-                    "stored",
-                    "superseded",
-                ):
-                    facts.append(st.content)
+        for st in statements:
+            written = memory.write(st.content, st.type, source=f"consolidation:{session_id}")
+            if written.action in ("stored", "superseded"):
+                facts.append(st.content)
         for fact in model_facts:
             # The model's reading counts only where the user's own words support it.
             if volatile(fact) or not supported(fact, user_text, share=0.7):

@@ -230,6 +230,12 @@ class Tool:
             ) from None
         return {k: getattr(model, k) for k in type(model).model_fields}
 
+    @property
+    def harmless(self) -> bool:
+        """Cannot change anything and runs without asking: what a call to it may be given less
+        of than the model wrote, or run with no model call left after it."""
+        return self.read_only and self.permission == "auto"
+
     def signature(self) -> str:
         from lar.tools.signature import signature
 
