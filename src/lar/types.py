@@ -90,6 +90,7 @@ class Code(StrEnum):
     TIMEOUT = "timeout"
     TOOL_ERROR = "tool_error"
     UNKNOWN_OUTCOME = "unknown_outcome"
+    NOT_POSSIBLE = "not_possible"
     SKIPPED = "skipped"
     # runs
     ENGINE_ERROR = "engine_error"

@@ -123,14 +123,17 @@ def test_a_calculator_call_that_failed_does_not_vouch_for_a_figure() -> None:
     engine.assert_complete()
 
 
-def test_a_calculator_call_naming_the_file_has_not_read_it(tmp_path: Path) -> None:
-    (tmp_path / "numbers.txt").write_text("12.5\n38\n")
-    steps = [
-        call("calculate", expression="sum(numbers.txt)"),
-        call("file_read", path="numbers.txt"),
-        "It holds a title only.",
-    ]
-    result, engine = run(steps, "Read numbers.txt and tell me the sum.", tmp_path)
-    assert Code.UNREAD_FILE in codes(result)
-    assert "numbers.txt is in the workspace" in engine.calls[1][-1].content
-    assert [c.name for c in result.tool_calls] == ["file_read"]  # type: ignore[attr-defined]
+def test_a_calculator_call_naming_the_file_reads_its_numbers(tmp_path: Path) -> None:
+    """The built-in calculator reads a named workspace file's numbers itself, so its call
+    touches the file: no figure is copied by hand, and no detour through file_read."""
+    from lar.tools.builtin import builtin_tools
+
+    (tmp_path / "numbers.txt").write_text("12.5\n7.25\n30\n0.75\n")
+    total = call("calculate", expression="sum(numbers.txt)")
+    engine = ScriptedEngine([total, total, "It is 50.5."])  # the second: "and" asks for more
+    agent = Agent(engine=engine, tools=builtin_tools(), workspace=tmp_path)
+    result = agent.run("Read numbers.txt and tell me the sum.")
+    assert result.text == "It is 50.5."
+    assert Code.UNREAD_FILE not in codes(result)
+    assert "= 50.5 (numbers.txt: 12.5, 7.25, 30, 0.75)" in engine.calls[2][-1].content
+    engine.assert_complete()

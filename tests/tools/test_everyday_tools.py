@@ -12,7 +12,7 @@ import pytest
 from lar.tools.base import ToolContext
 from lar.tools.builtin import builtin_tools
 from lar.tools.executor import ToolExecutor
-from lar.types import ToolCall, ToolResult
+from lar.types import Code, ToolCall, ToolResult
 
 ASKED: list[str] = []  # the calls the last run asked the user about
 
@@ -129,6 +129,32 @@ def test_calculate_refuses_what_is_not_bounded_arithmetic(ws: Path, expression: 
     assert not r.ok and "calculate failed" in r.content
 
 
+def test_calculate_reads_the_numbers_of_a_workspace_file_it_names(ws: Path, tmp_path: Path) -> None:
+    (ws / "numbers.txt").write_text("12.5\n7.25\n\n30\n0.75\n")
+    (ws / "budget.md").write_text("# Budget\nrent: 850\nfood: 1,200.50\n")
+    (ws / "spent.csv").write_text("date,item,amount\n2026-01-03,coffee,3.50\n")
+    (tmp_path / "outside.txt").write_text("1\n2\n")
+    r = run(ws, "calculate", expression="sum(numbers.txt)")
+    assert r.ok and ASKED == []
+    assert r.content == "sum(numbers.txt) = 50.5 (numbers.txt: 12.5, 7.25, 30, 0.75)"
+    assert run(ws, "calculate", expression="mean('numbers.txt')").content.startswith(
+        "mean('numbers.txt') = 12.625"
+    )
+    assert (
+        "= 2050.5 (budget.md: 850, 1200.50)"
+        in run(ws, "calculate", expression="sum(budget.md)").content
+    )
+    # A line with several numbers (a date, an amount) is not guessed at: it is named.
+    csv = run(ws, "calculate", expression="sum(spent.csv)")
+    assert not csv.ok and "line 2 of spent.csv holds several numbers" in csv.content
+    missing = run(ws, "calculate", expression="sum(prices.txt)")
+    assert not missing.ok and "no file 'prices.txt' in the workspace" in missing.content
+    assert "gives a list" in run(ws, "calculate", expression="numbers.txt").content
+    # Only the workspace is read, and without asking nothing outside it is.
+    outside = run(ws, "calculate", expression="sum(../outside.txt)")
+    assert not outside.ok and ASKED == [] and "outside the workspace" in outside.content
+
+
 def test_convert_units_handles_lengths_temperatures_and_says_what_is_wrong(ws: Path) -> None:
     assert run(ws, "convert_units", value=26.2, from_unit="miles", to_unit="km").content == (
         "26.2 miles = 42.1648128 km"
@@ -149,3 +175,24 @@ def test_a_folder_tool_given_a_file_shows_the_file_and_a_url_names_web_scan(ws: 
     assert not url.ok and "web_scan fetches it" in url.content
     read = run(ws, "file_read", path="https://example.org/a.txt")
     assert not read.ok and "web_scan fetches it" in read.content
+
+
+def test_a_reminder_is_answered_with_what_lar_cannot_do_yet(ws: Path) -> None:
+    """Until Lar has a scheduler, schedule changes nothing and the user is told so by code,
+    with what would make it possible: not a to-do passed off as a reminder."""
+    import json
+
+    from lar import Agent
+    from lar.engines.scripted import ScriptedEngine
+    from lar.tools.builtin.schedule import NO_SCHEDULER
+
+    r = run(ws, "schedule", when="tomorrow 9:00", text="call my mother")
+    assert not r.ok and ASKED == []  # nothing to allow: it changes nothing
+    assert r.error is not None and r.error.code == Code.NOT_POSSIBLE
+    assert "no scheduler" in r.content and "phone or calendar" in r.content
+    assert sorted(p.name for p in ws.iterdir()) == [".secret", "data.bin", "notes.txt", "src"]
+    step = json.dumps({"name": "schedule", "arguments": {"when": "9:00", "text": "call Mum"}})
+    engine = ScriptedEngine([f"<tool_call>\n{step}\n</tool_call>", "Done: your reminder is set."])
+    result = Agent(engine=engine, tools=builtin_tools(), workspace=ws).run("Remind me at 9.")
+    # The model's claim is not the answer: what schedule said is.
+    assert result.text == NO_SCHEDULER

@@ -63,10 +63,7 @@ class UnreadFile(Policy):
             return ACCEPT
         request = next(iter(turn.requests(1)), "")
         named = files_named(request, turn.workspace)
-        # The calculator cannot read a file: "sum(numbers.txt)" names it and reads nothing.
-        used = " ".join(
-            json.dumps(c.arguments, ensure_ascii=False) for c in turn.calls if c.name != CALCULATOR
-        )
+        used = " ".join(json.dumps(c.arguments, ensure_ascii=False) for c in turn.calls)
         if not named or any(Path(name).name in used for name in named):
             return ACCEPT
         shown = ", ".join(named[:3])

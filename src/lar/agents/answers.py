@@ -7,7 +7,8 @@
   approver's ``how_to_allow``: ``--yes`` in the CLI).
 - When every call of the run failed or was refused, figures in the answer that nobody gave (not
   the user, not a tool) are an invented result: the answer becomes the account of what did not
-  run instead.
+  run instead. So does any answer when one of those calls asked for what Lar cannot do yet (a
+  reminder before there is a scheduler): the tool's own account is the answer.
 """
 
 from __future__ import annotations
@@ -55,7 +56,15 @@ _FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
 _RAW_ERROR = re.compile(r'\{\s*"error":[^{}]*"code":\s*"[a-z_]+"\s*\}')
 _CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.DOTALL)
 _REPORTED = frozenset(
-    {Code.DENIED, Code.REFUSED, Code.TOOL_ERROR, Code.TIMEOUT, Code.CIRCUIT_OPEN, Code.NOT_ALLOWED}
+    {
+        Code.DENIED,
+        Code.REFUSED,
+        Code.TOOL_ERROR,
+        Code.TIMEOUT,
+        Code.CIRCUIT_OPEN,
+        Code.NOT_ALLOWED,
+        Code.NOT_POSSIBLE,
+    }
 )
 """Failures the user is told about: they decide what the answer could use. A wrong tool name or
 bad arguments are the model's slips, corrected in the loop."""
@@ -145,6 +154,8 @@ def _describe(result: ToolResult, how: str) -> str:
         return f"{result.name} was not run: Lar never runs this ({reason})."
     if error.code == Code.NOT_ALLOWED:
         return f"{result.name} was not run: this agent's allowlist does not include it."
+    if error.code == Code.NOT_POSSIBLE:  # the tool's own words, written for the user
+        return error.detail
     return f"{result.name} did not work: {_for_user(error.detail)}"
 
 
@@ -228,14 +239,15 @@ def check_answer(
     invented: list[str] = []
     if results and not data:  # calls were made and none gave data
         invented = invented_figures(text, said)
-        if invented:
-            text = ""
+        if invented or any(u.code == Code.NOT_POSSIBLE for u in unrun):
+            text = ""  # "Your reminder is set": what the model says then, code says better
         if not text.strip():  # the answer is the account: every failure counts
             unrun = unrun_calls(results, how) or [_slip(r) for r in results if r.error][-1:]
     if unrun:
         account = " ".join(u.text for u in unrun)
         if not text.strip():
-            text = "I could not do this here. " + account
+            own = all(u.code == Code.NOT_POSSIBLE for u in unrun)  # says so itself
+            text = account if own else "I could not do this here. " + account
         elif account not in text:
             text = f"{text}\n\n({account})"
     elif not text.strip():

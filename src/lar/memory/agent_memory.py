@@ -116,7 +116,8 @@ class AgentMemory:
         return f"- {r.record.content} ({_date(r.record.created)})"
 
     def index_lines(self) -> list[str]:
-        """The L1 index: at most 30 short lines, preferences first, then recent facts."""
+        """The L1 index: at most 30 short pointers, preferences first, then recent facts (no
+        list marks: in the prompt each would cost a token, 30 a line of the tool listing)."""
         rows = self.store.db.execute(
             "SELECT type, content FROM memories WHERE forgotten = 0 AND superseded_by IS NULL "
             "AND type IN ('preference', 'fact', 'skill') ORDER BY "
@@ -124,7 +125,7 @@ class AgentMemory:
             "LIMIT ?",
             (INDEX_LINES,),
         ).fetchall()
-        return [f"- {_keywords(content)}" for _, content in rows]
+        return [_keywords(content) for _, content in rows]
 
     def working(self) -> str:
         row = self.store.db.execute(

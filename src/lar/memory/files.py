@@ -173,7 +173,8 @@ class MemoryFiles:
             _atomic_write(rules, L0_RULES)
         records = self.store.records()
         files = {
-            "L1_index.md": "# L1 — index (in every prompt)\n\n" + "\n".join(index_lines) + "\n",
+            "L1_index.md": "# L1 — index (in every prompt)\n\n"
+            + "".join(f"- {line}\n" for line in index_lines),
             "L2_facts.md": self._listing(
                 "# L2 — facts\n\nOne memory per line; edit, delete or add lines to correct them.",
                 [("Preferences", "preference"), ("Facts", "fact")],

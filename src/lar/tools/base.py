@@ -21,6 +21,7 @@ __all__ = [
     "tool",
     "ToolContext",
     "ToolArgumentError",
+    "NotPossibleHere",
     "SchemaTool",
     "ToolRegistry",
     "Permission",
@@ -64,6 +65,12 @@ class ToolContext:
 
 class ToolArgumentError(ValueError):
     """The model's arguments do not fit the tool's schema; the message is meant for the model."""
+
+
+class NotPossibleHere(Exception):
+    """Raised by a tool for something Lar cannot do yet (a reminder before there is a
+    scheduler); nothing ran. The message is for the user as it stands: what cannot be done and
+    what would make it possible."""
 
 
 class ToolRegistry(Registry["Tool"]):

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
-from lar.tools.base import Permission, Tool, ToolArgumentError, ToolContext
+from lar.tools.base import NotPossibleHere, Permission, Tool, ToolArgumentError, ToolContext
 from lar.tools.breaker import CircuitBreaker
 from lar.tools.staging import CannotStage, Staged
 from lar.types import Code, ToolCall, ToolError, ToolResult
@@ -206,6 +206,8 @@ class ToolExecutor:
             return await self._invoke_with_retries(tool, kwargs)
         except CannotStage as exc:
             return exc
+        except NotPossibleHere as exc:
+            return self._fail(call, Code.NOT_POSSIBLE, f"{tool.name} cannot work here", str(exc))
         except TimeoutError:
             self.breaker.record(tool.name, ok=False)
             return self._fail(

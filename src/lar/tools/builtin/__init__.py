@@ -10,6 +10,7 @@ from lar.tools.builtin.folders import file_find, folder_list
 from lar.tools.builtin.interaction import ask_user, update_working_checkpoint
 from lar.tools.builtin.memory import memory_search, start_long_term_update
 from lar.tools.builtin.notes import notes, todo
+from lar.tools.builtin.schedule import schedule
 from lar.tools.builtin.web import web_scan
 
 __all__ = ["BUILTIN_TOOLS", "builtin_tools"]
@@ -31,6 +32,7 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     start_long_term_update,
     notes,
     todo,
+    schedule,
 )
 
 for _t in BUILTIN_TOOLS:

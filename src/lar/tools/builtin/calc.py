@@ -12,7 +12,7 @@ import statistics
 from functools import lru_cache
 from typing import Any
 
-from lar.tools.base import tool
+from lar.tools.base import ToolContext, tool
 
 __all__ = ["calculate", "convert_units", "number_text"]
 
@@ -59,6 +59,48 @@ def _normalized(expression: str) -> str:
     return _PERCENT_END.sub(r"(\1/100)", text)
 
 
+_FILE_NAME = re.compile(r"""(["']?)([\w./-]+\.[A-Za-z][A-Za-z0-9]{0,7})\1""")
+_NUMBER = re.compile(r"[-+]?(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
+_FILE_NUMBERS = 10_000
+
+
+def _with_files(expression: str, ctx: ToolContext) -> tuple[str, list[str]]:
+    """``expression`` with each workspace file it names replaced by the list of the file's
+    numbers, and a line per file saying what was read: ``sum(numbers.txt)`` is the sum of the
+    file's numbers, with no figure copied by hand (where a small model slips). A file qualifies
+    when each of its lines holds at most one number ("rent: 850" is one); a line with several
+    (a CSV row with a date) makes it fail, naming the line, rather than add up the wrong
+    numbers. Only files inside the workspace are read."""
+    from lar.tools.builtin.files import read_text
+
+    shown: list[str] = []
+
+    def numbers(match: re.Match[str]) -> str:
+        name = match.group(2)
+        try:
+            if not (ctx.workspace / name).is_file():
+                return match.group(0)  # a name like math.pi; a missing file fails in eval
+        except OSError:
+            return match.group(0)
+        found: list[str] = []
+        for n, line in enumerate(read_text(ctx, name).splitlines(), 1):
+            on_line = _NUMBER.findall(line)
+            if len(on_line) > 1:
+                raise ValueError(
+                    f"line {n} of {name} holds several numbers ({line.strip()[:60]!r}); read the "
+                    "file and write the numbers you mean"
+                )
+            found += [x.replace(",", "") for x in on_line]
+        if not found or len(found) > _FILE_NUMBERS:
+            raise ValueError(f"{name} holds {len(found)} numbers; read it and write them")
+        line = f"{name}: {', '.join(found[:20])}{' …' if len(found) > 20 else ''}"
+        if line not in shown:
+            shown.append(line)
+        return "[" + ", ".join(found) + "]"
+
+    return _FILE_NAME.sub(numbers, expression), shown
+
+
 def number_text(value: float | int) -> str:
     """A result as people read it: integers exact, other values to 12 significant digits."""
     if isinstance(value, bool):
@@ -71,20 +113,22 @@ def number_text(value: float | int) -> str:
 
 
 @tool(read_only=True, broad=True)
-def calculate(expression: str) -> str:
+def calculate(expression: str, ctx: ToolContext) -> str:
     """Work out arithmetic exactly (+ - * / **, x% of y, sum, sqrt).
 
     Use it for every sum, percentage or other figure instead of working it out yourself.
 
     Args:
-        expression: The arithmetic.
+        expression: The arithmetic; a workspace file's name stands for the numbers in it
+            (sum(numbers.txt), mean(prices.txt)).
     """
     from simpleeval import (  # type: ignore[import-untyped]
         EvalWithCompoundTypes,
         InvalidExpression,
     )
 
-    text = _normalized(expression)
+    text, read = _with_files(expression, ctx)
+    text = _normalized(text)
     # Lists too: the 1.5B writes sum([12.5, 7.25, 30]) as often as sum(12.5, 7.25, 30).
     evaluator = EvalWithCompoundTypes(functions=_FUNCTIONS, names=_NAMES)
     try:
@@ -96,8 +140,17 @@ def calculate(expression: str) -> str:
             f"{expression!r} is not arithmetic; write numbers and + - * / ** ( ) only, or one "
             "of the listed functions"
         ) from None
+    except InvalidExpression as exc:
+        names = (m.group(2) for m in _FILE_NAME.finditer(expression))
+        missing = [n for n in names if n.rsplit(".")[-1] not in _FUNCTIONS | _NAMES]
+        if missing:
+            where = f"no file {missing[0]!r} in the workspace ({ctx.workspace})"
+            raise ValueError(f"cannot work out {expression!r}: {where}") from None
+        raise ValueError(
+            f"cannot work out {expression!r} ({exc}); write numbers and + - * / ** ( ) only, "
+            "or one of the listed functions"
+        ) from None
     except (
-        InvalidExpression,
         TypeError,
         KeyError,
         OverflowError,
@@ -107,9 +160,12 @@ def calculate(expression: str) -> str:
             f"cannot work out {expression!r} ({exc}); write numbers and + - * / ** ( ) only, "
             "or one of the listed functions"
         ) from None
+    if isinstance(value, list | tuple) and read:
+        raise ValueError(f"{expression!r} gives a list of numbers: write sum(…), mean(…) or max(…)")
     if not isinstance(value, int | float):
         raise ValueError(f"{expression!r} is not arithmetic (it gives {type(value).__name__})")
-    return f"{expression.strip()} = {number_text(value)}"
+    where = f" ({'; '.join(read)})" if read else ""
+    return f"{expression.strip()} = {number_text(value)}{where}"
 
 
 @lru_cache(maxsize=1)

@@ -21,6 +21,7 @@ __all__ = [
     "read_outside_danger",
     "resolve_path",
     "not_a_web_address",
+    "read_text",
 ]
 
 _MAX_LINES = 400
@@ -188,7 +189,8 @@ def _open_outside(ctx: ToolContext, path: str) -> int:
     return fd
 
 
-def _read_text(ctx: ToolContext, path: str) -> str:
+def read_text(ctx: ToolContext, path: str) -> str:
+    """A text file's content: in the workspace, or outside it when the user allowed this call."""
     not_a_web_address(path)
     try:
         outside = ctx.confirmed and not _inside(_target(ctx, path), ctx.workspace.resolve())
@@ -220,7 +222,7 @@ def file_read(
         end_line: Last line to show; leave it out to read the whole file (up to 400 lines).
         keyword: Show only lines containing this text, with 2 lines of context.
     """
-    lines = _read_text(ctx, path).splitlines()
+    lines = read_text(ctx, path).splitlines()
     if keyword:
         keep: set[int] = set()
         for i, line in enumerate(lines):
