@@ -52,7 +52,9 @@ def test_folder_list_shows_folders_then_files_with_sizes_and_no_hidden_names(ws:
     assert lines[0] == "src/  (folder)"
     assert any(line.startswith("notes.txt  4.9 KB") for line in lines)
     assert ".secret" not in r.content
-    assert lines[-1] == "[2 files (5.2 KB; 1 .bin, 1 .txt), 1 folders, 1 hidden names not shown]"
+    assert lines[-1] == (
+        "[1 .bin file, 1 .txt file: 2 files in all (5.2 KB), 1 folders, 1 hidden names not shown]"
+    )
     assert "1 hidden names not shown" in r.content
 
 
@@ -194,5 +196,6 @@ def test_a_reminder_is_answered_with_what_lar_cannot_do_yet(ws: Path) -> None:
     step = json.dumps({"name": "schedule", "arguments": {"when": "9:00", "text": "call Mum"}})
     engine = ScriptedEngine([f"<tool_call>\n{step}\n</tool_call>", "Done: your reminder is set."])
     result = Agent(engine=engine, tools=builtin_tools(), workspace=ws).run("Remind me at 9.")
-    # The model's claim is not the answer: what schedule said is.
+    # The answer is what schedule said, with no model call to restate (or contradict) it.
     assert result.text == NO_SCHEDULER
+    assert len(engine.calls) == 1

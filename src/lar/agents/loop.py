@@ -233,12 +233,21 @@ class _Loop:
                 yield event
             return
         run.answer_mode = False
+        async for event in self.calls_and_results(turn):
+            yield event
+
+    async def calls_and_results(self, turn: Turn) -> AsyncIterator[Event]:
         async for event in self.run_calls(turn):
             yield event
+        if {r.error.code if r.error else None for r in turn.results} == {Code.NOT_POSSIBLE}:
+            # Nothing here can do it (a reminder, no scheduler): the tools' account answers.
+            async for event in self.finish("", "answer"):
+                yield event
+            return
         verdict = await self.consult("results", turn)
         for event in self.drain():
             yield event
-        _next_turn(verdict, run)
+        _next_turn(verdict, self.run)
 
     async def resume(self) -> AsyncIterator[Event]:
         """Run the calls a crash left without a result (a resumed task)."""

@@ -132,20 +132,24 @@ def folder_list(ctx: ToolContext, path: str = ".") -> str:
     total = sum(e.size for e in files)
     more = f", {len(hidden)} hidden names not shown" if hidden else ""
     kinds = _by_kind(files)
-    lines.append(f"[{len(files)} files ({size_text(total)}{kinds}), {len(folders)} folders{more}]")
+    files_text = f"{kinds}: {len(files)} files in all" if kinds else f"{len(files)} files"
+    lines.append(f"[{files_text} ({size_text(total)}), {len(folders)} folders{more}]")
     return "\n".join(lines)
 
 
 def _by_kind(files: list[_Entry]) -> str:
-    """'; 4 .md, 1 .txt' — how many files of each extension, when there is more than one."""
+    """'4 .md files, 1 .txt file' — how many files of each extension, when there is more than
+    one: the count a question about one kind wants, next to the word "files" (after "5 files
+    (…; 4 .md, 1 .txt)" the 1.5B answered 5 to "how many markdown files")."""
     counts: dict[str, int] = {}
     for e in files:
         ext = e.path.suffix.lower() or "(no extension)"
         counts[ext] = counts.get(ext, 0) + 1
     if len(counts) < 2:
         return ""
-    return "; " + ", ".join(
-        f"{n} {ext}" for ext, n in sorted(counts.items(), key=lambda kv: -kv[1])
+    return ", ".join(
+        f"{n} {ext} file{'s' if n > 1 else ''}"
+        for ext, n in sorted(counts.items(), key=lambda kv: -kv[1])
     )
 
 
