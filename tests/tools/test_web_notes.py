@@ -83,10 +83,10 @@ def test_simplify_collapses_whitespace() -> None:
 
 def test_notes_and_todo_persist(tmp_path: Path) -> None:
     ctx = ToolContext(workspace=tmp_path, home=tmp_path / "home")
-    assert notes("add", ctx, text="Anna likes tea") == "added note 1"
-    assert todo("add", ctx, text="buy milk") == "added todo 2"
-    assert todo("add", ctx, text="call Anna") == "added todo 3"
-    assert todo("done", ctx, item=2) == "todo 2: done"
+    assert notes("add", ctx, text="Anna likes tea") == "added note 1: Anna likes tea"
+    assert todo("add", ctx, text="buy milk") == "added todo 2: buy milk"
+    assert todo("add", ctx, text="call Anna") == "added todo 3: call Anna"
+    assert todo("done", ctx, item=2) == "todo 2 done: buy milk"  # the result says what
     fresh = ToolContext(workspace=tmp_path, home=tmp_path / "home")  # another session
     assert todo("list", fresh) == "2. [x] buy milk\n3. [ ] call Anna"
     assert notes("list", fresh) == "1. Anna likes tea"
@@ -94,6 +94,8 @@ def test_notes_and_todo_persist(tmp_path: Path) -> None:
         todo("remove", fresh, item=1)  # item 1 is a note, not a todo
     with pytest.raises(ValueError, match="needs the item number"):
         todo("done", fresh)
+    assert todo("remove", fresh, item=3) == "todo 3 removed: call Anna"
+    assert todo("list", fresh) == "2. [x] buy milk"
     assert oct((tmp_path / "home" / "lar.db").stat().st_mode)[-3:] == "600"
 
 

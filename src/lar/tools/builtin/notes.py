@@ -47,22 +47,27 @@ def _change(ctx: ToolContext, kind: str, action: str, text: str, item: int | Non
         if action == "add":
             if not text.strip():
                 raise ValueError("text is required to add an item")
+            stored = ctx.redact(text.strip())
             cur = db.execute(
                 "INSERT INTO notes (kind, text, created) VALUES (?, ?, ?)",
-                (kind, ctx.redact(text.strip()), time.time()),
+                (kind, stored, time.time()),
             )
-            return f"added {kind} {cur.lastrowid}"
+            # What was kept, in the result: an answer of "added todo 1" told nobody what.
+            return f"added {kind} {cur.lastrowid}: {stored}"
         if action == "list":
             return _listing(db, kind)
         if item is None:
             raise ValueError(f"'{action}' needs the item number (see action 'list')")
-        if action == "done":
-            cur = db.execute("UPDATE notes SET done = 1 WHERE id = ? AND kind = ?", (item, kind))
-        else:
-            cur = db.execute("DELETE FROM notes WHERE id = ? AND kind = ?", (item, kind))
-        if cur.rowcount == 0:
+        row = db.execute(
+            "SELECT text FROM notes WHERE id = ? AND kind = ?", (item, kind)
+        ).fetchone()
+        if row is None:
             raise ValueError(f"no {kind} item {item}")
-        return f"{kind} {item}: {action}"
+        if action == "done":
+            db.execute("UPDATE notes SET done = 1 WHERE id = ? AND kind = ?", (item, kind))
+        else:
+            db.execute("DELETE FROM notes WHERE id = ? AND kind = ?", (item, kind))
+        return f"{kind} {item} {'done' if action == 'done' else 'removed'}: {row[0]}"
     finally:
         db.close()
 
