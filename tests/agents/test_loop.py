@@ -609,14 +609,39 @@ def test_a_call_described_after_another_ran_is_still_corrected() -> None:
 
 
 def test_a_result_the_model_wrote_for_a_call_it_did_not_make_is_the_call() -> None:
-    # It imitates the results it is shown: the call runs, the made-up outcome is dropped.
+    # It imitates the results it is shown: a call that reads only runs, the made-up outcome
+    # is dropped.
+    made_up = '<tool_result>\nmeasure(key="x") returned:\nx is 2 m\n</tool_result>'
+    a, engine = agent([made_up, "It is 7 m."], tools=[measure])
+    result = a.run("How long is x?")
+    assert [(c.name, c.result) for c in result.tool_calls] == [("measure", "x is 7 m")]
+    assert result.text == "It is 7 m."
+    repaired = [e for e in result.events if isinstance(e, Notice) and e.code == "repaired"]
+    assert repaired and 'measure(key="x")' in repaired[0].message
+
+
+def test_a_made_up_result_of_a_call_with_effects_is_asked_for_not_run() -> None:
+    # lookup may have effects: the made-up block is not a yes to run it. The model is asked
+    # once for the call itself, and its real call runs.
     made_up = '<tool_result>\nlookup(key="x") returned:\nvalue of nothing\n</tool_result>'
-    a, engine = agent([made_up, "It is value of x."])
+    a, engine = agent([made_up, call("lookup", key="x"), "It is value of x."])
     result = a.run("What is x?")
+    engine.assert_complete()
     assert [(c.name, c.result) for c in result.tool_calls] == [("lookup", "value of x")]
     assert result.text == "It is value of x."
-    repaired = [e for e in result.events if isinstance(e, Notice) and e.code == "repaired"]
-    assert repaired and 'lookup(key="x")' in repaired[0].message
+    assert any(isinstance(e, Notice) and e.code == "made_up_result" for e in result.events)
+    assert "was never called: that result is made up" in last_user(engine, 1)
+
+
+def test_a_made_up_result_is_never_the_answer() -> None:
+    # On the last turn nothing can be asked: the invented outcome is cut, and the user gets
+    # what the call that did run found.
+    made_up = '<tool_result>\nlookup(key="y") returned:\nstored y\n</tool_result>'
+    a, engine = agent([call("lookup", key="x"), made_up], max_turns=2)
+    result = a.run("What is x?")
+    assert [c.name for c in result.tool_calls] == ["lookup"]
+    assert "stored y" not in result.text
+    assert result.text == "Here is what lookup found:\nvalue of x"
 
 
 def test_a_copy_of_a_result_it_got_is_an_answer_not_a_call() -> None:

@@ -26,7 +26,14 @@ from lar.agents.calls import (
 from lar.agents.context import PER_MESSAGE, TokenCounter, render_memory
 from lar.agents.guard import LoopGuard, call_hash
 from lar.agents.policy import Finish, Hook, Retry, RunState, Turn, Verdict, WithholdTools, apply
-from lar.agents.replies import call_engine, engine_error, model_called, parse_notices, written_calls
+from lar.agents.replies import (
+    call_engine,
+    engine_error,
+    model_called,
+    parse_notices,
+    shown_answer,
+    written_calls,
+)
 from lar.agents.request import (
     DEFAULT_SYSTEM_PROMPT,
     Carried,
@@ -41,14 +48,7 @@ from lar.agents.state import Status, TaskRecorder
 from lar.calling.constrained import parse_constrained, response_format
 from lar.calling.corrections import prepare
 from lar.calling.native import extract_calls
-from lar.calling.prompt import (
-    REPLY_TOOL,
-    call_text,
-    clean_answer,
-    has_reply,
-    take_reply,
-    tool_listing,
-)
+from lar.calling.prompt import REPLY_TOOL, call_text, has_reply, take_reply, tool_listing
 from lar.calling.protocol import KnownTools, ParseResult
 from lar.engines.base import Engine
 from lar.errors import EngineError
@@ -171,6 +171,7 @@ class _Loop:
         self.cut_off = False  # this turn's calls were cut off at max_tokens
         self.sent: list[str] = []  # every text the model was sent in this run
         self.reads = [t.name for t in self.tools if t.idempotent or t.interactive]
+        self.harmless = {t.name for t in self.tools if t.harmless}
 
     def new_turn(self) -> Turn:
         memory = render_memory(self.carried.memory) if self.carried.memory else ""
@@ -218,7 +219,7 @@ class _Loop:
             if _next_turn(verdict, run):
                 return
         if not turn.calls:
-            turn.text = clean_answer(turn.text)  # what the user would read is what is judged
+            turn.text = shown_answer(turn.text, self.history)  # judged as the user reads it
             verdict = await self.consult("answer", turn)
             for event in self.drain():
                 yield event
@@ -379,7 +380,8 @@ class _Loop:
     def take_calls(self, turn: Turn, parsed: ParseResult, known: KnownTools) -> Iterator[Notice]:
         """``turn`` filled with the reply's text and the calls to run (coerced; the invented
         ones apart)."""
-        if not parsed.calls and (written := written_calls(parsed.text, known, self.history)):
+        written = written_calls(parsed.text, known, self.history, self.harmless.__contains__)
+        if not parsed.calls and written:
             shown = ", ".join(call_text(c.name, c.arguments) for c in written)
             yield Notice(Code.REPAIRED, f"the reply wrote a made-up result of {shown}: run instead")
             parsed.calls, parsed.text = written, ""

@@ -25,6 +25,7 @@ from lar.agents.policy import (
     WithholdTools,
     builtin,
 )
+from lar.agents.replies import made_up
 from lar.calling.corrections import (
     DESCRIBED_NUDGE,
     MORE_CALLS_NUDGE,
@@ -377,6 +378,33 @@ class DescribedCall(Policy):
         )
 
 
+@builtin
+class MadeUpResult(Policy):
+    name: ClassVar[str] = "made_up_result"
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
+    about: ClassVar[str] = (
+        'a reply that shows a result of a call with effects that was never made ("wrote 100 '
+        'characters to shopping.md"): asked once for the call instead; the made-up block is '
+        "never shown as the answer"
+    )
+
+    async def on_reply(self, turn: Turn) -> Verdict:
+        if turn.calls or not self.may_correct(turn):
+            return ACCEPT
+        made = made_up(turn.text, turn.history)
+        if not made:
+            return ACCEPT
+        return Retry(
+            Code.MADE_UP_RESULT,
+            f"the reply showed a result of {made[0]}, which was never called",
+            nudge=(
+                f"{made[0]} was never called: that result is made up, and nothing happened. "
+                "If my request needs it, reply with only the call; otherwise answer in plain "
+                "text."
+            ),
+        )
+
+
 def _without_ran_calls(turn: Turn) -> str:
     """The answer without copies of calls that already ran: an answer that quotes the
     ``calculate(expression="6 * 0.3048") returned:`` header of its data (then gives the figure)
@@ -402,6 +430,7 @@ DEFAULT_PROFILE: Sequence[str] = (
     OffTopicCall.name,
     DoubtedValues.name,
     MoreCalls.name,
+    MadeUpResult.name,
     DescribedCall.name,
     CopiedInstructions.name,
     UncheckedFigure.name,

@@ -4,12 +4,12 @@ an engine's failure."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lar.agents.request import CallSniffer, LoopSettings
 from lar.calling.constrained import AnswerStream
-from lar.calling.prompt import this_requests_calls
+from lar.calling.prompt import clean_answer, this_requests_calls
 from lar.calling.protocol import KnownTools, parse
 from lar.types import (
     Code,
@@ -28,7 +28,15 @@ if TYPE_CHECKING:
     from lar.tools.base import Tool
     from lar.types import ToolSpec
 
-__all__ = ["model_called", "engine_error", "parse_notices", "call_engine", "written_calls"]
+__all__ = [
+    "model_called",
+    "engine_error",
+    "parse_notices",
+    "call_engine",
+    "written_calls",
+    "made_up",
+    "shown_answer",
+]
 
 
 def model_called(
@@ -110,17 +118,44 @@ async def call_engine(
 _WRITTEN = re.compile(r"<tool_result>[^\S\n]*+\n?[^\S\n]*+([A-Za-z_][\w.\-]*+\([^\n]*\)) returned:")
 
 
-def written_calls(text: str, known: KnownTools, history: Sequence[Message]) -> list[ToolCall]:
+def written_calls(
+    text: str, known: KnownTools, history: Sequence[Message], harmless: Callable[[str], bool]
+) -> list[ToolCall]:
     """Calls a reply wrote as results it made up instead of making them: shown results as
-    ``<tool_result>name(args) returned: …``, the 1.5B answered "add this line to chores.md"
-    with a ``file_write(…, mode="append") returned:`` block and an invented outcome, and
-    nothing was written. A block for a call that ran since the user's last message is a copy
-    of its data (an answer), not a call."""
+    ``<tool_result>name(args) returned: …``. Only calls of ``harmless`` tools (they read and
+    change nothing) are taken to run: a made-up ``file_patch`` result after a question about a
+    log would otherwise patch the log, with ``--yes`` unasked (``MadeUpResult`` asks for the
+    call instead). A block for a call that ran since the user's last message is a copy of its
+    data (an answer), not a call."""
     if "<tool_result" not in text or not known:
         return []
-    ran = set(this_requests_calls(history))
     calls: list[ToolCall] = []
-    for match in _WRITTEN.finditer(text[:20_000]):
-        if match.group(1) not in ran:
-            calls.extend(parse(match.group(1), known).calls)
+    for shown in made_up(text, history):
+        calls.extend(c for c in parse(shown, known).calls if harmless(c.name))
     return calls
+
+
+def made_up(text: str, history: Sequence[Message]) -> list[str]:
+    """The calls (as ``name(args)``) whose results a reply shows without their having been
+    made since the user's last message."""
+    if "<tool_result" not in text:
+        return []
+    ran = set(this_requests_calls(history))
+    return [m.group(1) for m in _WRITTEN.finditer(text[:20_000]) if m.group(1) not in ran]
+
+
+_BLOCK = re.compile(
+    r"<tool_result>[^\S\n]*+\n?[^\S\n]*+([A-Za-z_][\w.\-]*+\([^\n]*\)) returned:"
+    r".*?(?:</tool_result>|\Z)",
+    re.DOTALL,
+)
+
+
+def shown_answer(text: str, history: Sequence[Message]) -> str:
+    """A reply as the user would read it: without protocol markup (``clean_answer``) and
+    without the results it made up (see ``made_up``): "wrote 100 characters to shopping.md"
+    for a write never made is an invented outcome, not an answer."""
+    if "<tool_result" in text:
+        ran = set(this_requests_calls(history))
+        text = _BLOCK.sub(lambda m: m.group(0) if m.group(1) in ran else "", text[:20_000])
+    return clean_answer(text)
