@@ -151,6 +151,8 @@ def test_calculate_reads_the_numbers_of_a_workspace_file_it_names(ws: Path, tmp_
     assert not csv.ok and "line 2 of spent.csv holds several numbers" in csv.content
     missing = run(ws, "calculate", expression="sum(prices.txt)")
     assert not missing.ok and "no file 'prices.txt' in the workspace" in missing.content
+    dotted = run(ws, "calculate", expression="AAPL.currentPrice * 2")  # a name, not a file
+    assert not dotted.ok and "no file" not in dotted.content
     assert "gives a list" in run(ws, "calculate", expression="numbers.txt").content
     # Only the workspace is read, and without asking nothing outside it is.
     outside = run(ws, "calculate", expression="sum(../outside.txt)")

@@ -59,7 +59,7 @@ def _normalized(expression: str) -> str:
     return _PERCENT_END.sub(r"(\1/100)", text)
 
 
-_FILE_NAME = re.compile(r"""(["']?)([\w./-]+\.[A-Za-z][A-Za-z0-9]{0,7})\1""")
+_FILE_NAME = re.compile(r"""(["']?)([\w./-]+\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w.])\1""")
 _NUMBER = re.compile(r"[-+]?(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
 _FILE_NUMBERS = 10_000
 
