@@ -144,11 +144,8 @@ def made_up(text: str, history: Sequence[Message]) -> list[str]:
     return [m.group(1) for m in _WRITTEN.finditer(text[:20_000]) if m.group(1) not in ran]
 
 
-_BLOCK = re.compile(
-    r"<tool_result>[^\S\n]*+\n?[^\S\n]*+([A-Za-z_][\w.\-]*+\([^\n]*\)) returned:"
-    r".*?(?:</tool_result>|\Z)",
-    re.DOTALL,
-)
+_BLOCK = re.compile(_WRITTEN.pattern + r".*?(?:</tool_result>|\Z)", re.DOTALL)
+"""A whole written result: its header (``_WRITTEN``) and what follows, to its closing tag."""
 
 
 def shown_answer(text: str, history: Sequence[Message]) -> str:
