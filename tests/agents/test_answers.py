@@ -173,6 +173,17 @@ def test_a_denied_call_is_explained_with_how_to_allow_it() -> None:
     assert "run it again with --yes" in result.text
 
 
+def test_a_run_out_of_turns_after_a_denied_call_still_says_how_to_allow_it() -> None:
+    mail = call("send_mail", to="bob@example.com", body="hi")
+    engine = ScriptedEngine([mail, call("send_mail", to="bob@example.com", body="hi!")] * 3)
+    agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."), approver=Deny(), max_turns=3)
+    result = agent.run("Mail bob@example.com saying hi")
+    assert result.stop_reason == "max_turns"
+    assert result.text.startswith("I stopped after 3 turns")
+    assert "send_mail was not run: it needs your permission" in result.text
+    assert "run it again with --yes" in result.text
+
+
 def test_figures_after_every_call_failed_are_replaced_by_what_did_not_run() -> None:
     engine = ScriptedEngine([call("broken", q="Lisbon weather"), "Sunny, 25 C and 40% humidity."])
     agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."))

@@ -32,6 +32,7 @@ __all__ = [
     "for_user",
     "how_to_allow",
     "notices",
+    "stopped_answer",
 ]
 
 SHINGLE = 6
@@ -280,6 +281,25 @@ def for_user(
     return check_answer(
         answer, addressed=sent, said=[*said, *own], results=results, how=how, reads=reads
     )
+
+
+def stopped_answer(
+    turns: int,
+    wanted: str,
+    results: Sequence[ToolResult],
+    how: str = DEFAULT_HOW_TO_ALLOW,
+    reads: Iterable[str] = (),
+) -> str:
+    """What the user gets when the run ran out of turns while the model still wanted ``wanted``:
+    that it stopped, and the calls of the run that were refused or failed, with how to allow
+    them (a denied patch, then tries with other tools to the end, must not end in a bare "I
+    stopped")."""
+    text = (
+        f"I stopped after {turns} turns (max_turns) without a final answer; "
+        f"the model still wanted to call {wanted}."
+    )
+    unrun = unrun_calls(results, how, reads)
+    return f"{text} {' '.join(u.text for u in unrun)}" if unrun else text
 
 
 def notices(checked: Checked) -> list[Notice]:

@@ -13,7 +13,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from lar.agents.answers import for_user, how_to_allow, notices
+from lar.agents.answers import for_user, how_to_allow, notices, stopped_answer
 from lar.agents.calls import (
     blocked,
     change_nothing,
@@ -465,11 +465,9 @@ class _Loop:
         finish_task(self.recorder, self.history, self.ctx, "failed", why)
         n, self.ended = self.run.turn, True
         yield Notice(Code.MAX_TURNS, f"stopped after {n} turns; the model still wanted: {names}")
-        yield self.final(
-            f"I stopped after {n} turns (max_turns) without a final answer; "
-            f"the model still wanted to call {names}.",
-            "max_turns",
-        )
+        results = list(self.run.completed.values())
+        how = how_to_allow(self.executor.approver)
+        yield self.final(stopped_answer(n, names, results, how, self.reads), "max_turns")
 
     async def run_calls(self, turn: Turn) -> AsyncIterator[Event]:
         """Run the turn's calls in order; after a failure the rest are skipped."""
