@@ -81,6 +81,7 @@ class Code(StrEnum):
     INVENTED_OPTION = "invented_option"
     UNCHECKED_FIGURE = "unchecked_figure"
     UNREAD_FILE = "unread_file"
+    LOST_TEXT = "lost_text"
     # tool calls that did not run, or failed
     UNKNOWN_TOOL = "unknown_tool"
     NOT_ALLOWED = "not_allowed"

@@ -420,6 +420,7 @@ from lar.agents.answer_policies import (  # noqa: E402 - they register after the
     UncheckedFigure,
     UnreadFile,
 )
+from lar.agents.edit_policies import LostText  # noqa: E402
 
 DEFAULT_PROFILE: Sequence[str] = (
     InventedTool.name,
@@ -430,6 +431,7 @@ DEFAULT_PROFILE: Sequence[str] = (
     OffTopicCall.name,
     DoubtedValues.name,
     MoreCalls.name,
+    LostText.name,
     MadeUpResult.name,
     DescribedCall.name,
     CopiedInstructions.name,

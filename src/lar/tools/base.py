@@ -143,8 +143,12 @@ class Tool:
         idempotent: bool = False,
         stages: bool = False,
         read_only: bool = False,
+        replaces: tuple[str, str] | None = None,
     ) -> None:
         self.fn = fn
+        self.replaces = replaces
+        """The names of the (old, new) text arguments of a tool that replaces text: what a call
+        would delete is what is in ``old`` and not in ``new`` (lar.agents.edit_policies)."""
         self.stages = stages
         """Can run against a copy of the workspace first (``ToolContext.stage``): under
         ``confirm`` the user then approves what the run would change, not the command text."""
@@ -312,6 +316,7 @@ class SchemaTool(Tool):
         self.broad = broad
         self.idempotent = False
         self.read_only = False
+        self.replaces = None
         self.reads_outside = False
         self.stages = False
         self.is_async = inspect.iscoroutinefunction(fn)
@@ -355,6 +360,7 @@ def tool(
     idempotent: bool = False,
     stages: bool = False,
     read_only: bool = False,
+    replaces: tuple[str, str] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -375,6 +381,7 @@ def tool(
     idempotent: bool = False,
     stages: bool = False,
     read_only: bool = False,
+    replaces: tuple[str, str] | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a tool. Use bare (``@tool``) or with options (``@tool(...)``)."""
 
@@ -394,6 +401,7 @@ def tool(
             idempotent=idempotent,
             stages=stages,
             read_only=read_only,
+            replaces=replaces,
         )
 
     return wrap(fn) if fn is not None else wrap

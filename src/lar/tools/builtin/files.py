@@ -281,7 +281,7 @@ def file_write(
     return f"wrote {len(content)} characters to {path} ({mode})"
 
 
-@tool(permission="confirm", broad=True, danger=_write_danger)
+@tool(permission="confirm", broad=True, danger=_write_danger, replaces=("old", "new"))
 def file_patch(path: str, old: str, new: str, ctx: ToolContext) -> str:
     """Replace one exact block of text in a file; the block must occur exactly once.
 

@@ -1,0 +1,83 @@
+"""The policy about edits that lose text: a replacement that would delete words the user never
+named is asked about once before it runs (lar.agents.policies registers the rest).
+
+Asked to add an item to a list, the 1.5B replaced the list's only line with the new one (a
+``file_patch`` from ``- buy milk`` to ``- pay rent``): nothing failed, the permission was given,
+and the user's line was gone. What a replacement deletes is plain to code (the words of its old
+text that its new text lacks); whether the user asked for that is not, so the check compares
+those words with the user's own words in any language and, when some were never named, asks
+the model once with the words shown, when a turn is left to run the mended call. A repeated
+call then runs: the user may mean it, and the permission still guards the edit.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import ClassVar
+
+from lar.agents.policy import ACCEPT, Policy, Retry, Turn, Verdict, builtin
+from lar.types import Code, ToolCall
+
+__all__ = ["LostText", "deleted_words"]
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def deleted_words(old: str, new: str) -> list[str]:
+    """The words of ``old`` that ``new`` does not hold (case-insensitive), in order, once each."""
+    kept = new.casefold()
+    out: list[str] = []
+    for word in _WORD.findall(old.casefold()):
+        if word not in kept and word not in out:
+            out.append(word)
+    return out
+
+
+@builtin
+class LostText(Policy):
+    name: ClassVar[str] = "lost_text"
+    about: ClassVar[str] = (
+        "a replacement that would delete words the user never named (an 'add' that replaced "
+        "the line it was added to): asked once, with the words, before it runs"
+    )
+
+    async def before_calls(self, turn: Turn) -> Verdict:
+        if not self.may_correct(turn) or turn.run.turn + 2 > turn.run.max_turns:
+            return ACCEPT  # no turn left to run the mended call: it runs as it is
+        said = "\n".join(turn.requests()).casefold()
+        for call in turn.calls:
+            lost = self._lost(turn, call, said)
+            if lost:
+                return self._ask(turn, call, lost)
+        return ACCEPT
+
+    @staticmethod
+    def _lost(turn: Turn, call: ToolCall, said: str) -> list[str]:
+        tool = turn.tools.get(call.name)
+        if tool is None or tool.replaces is None:
+            return []
+        old, new = (call.arguments.get(k) for k in tool.replaces)
+        if not isinstance(old, str) or not isinstance(new, str):
+            return []
+        return [w for w in deleted_words(old, new) if w not in said]
+
+    @staticmethod
+    def _ask(turn: Turn, call: ToolCall, lost: list[str]) -> Retry:
+        old_key, new_key = turn.tools[call.name].replaces or ("old", "new")
+        old, new = (str(call.arguments[k]) for k in (old_key, new_key))
+        shown = ", ".join(repr(w) for w in lost[:6])
+        where = call.arguments.get("path")
+        place = f" from {where}" if isinstance(where, str) else ""
+        kept = json.dumps(old.rstrip("\n") + "\n" + new, ensure_ascii=False)
+        return Retry(
+            Code.LOST_TEXT,
+            f"{call.name} would delete words the request never named: {shown}",
+            numbers={"deleted_words": len(lost)},
+            nudge=(
+                f"That {call.name} call would delete {shown}{place}: what is in {old_key} and "
+                f"not in {new_key} is removed, and my request did not ask for that. To keep it, "
+                f"{new_key} must hold it too, e.g. {new_key}={kept}. If deleting it is what I "
+                "asked, reply with the same call again."
+            ),
+        )
