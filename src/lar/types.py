@@ -82,6 +82,7 @@ class Code(StrEnum):
     UNCHECKED_FIGURE = "unchecked_figure"
     UNREAD_FILE = "unread_file"
     LOST_TEXT = "lost_text"
+    ASSUMED_FACTOR = "assumed_factor"
     # tool calls that did not run, or failed
     UNKNOWN_TOOL = "unknown_tool"
     NOT_ALLOWED = "not_allowed"

@@ -137,3 +137,40 @@ def test_a_calculator_call_naming_the_file_reads_its_numbers(tmp_path: Path) -> 
     assert Code.UNREAD_FILE not in codes(result)
     assert "= 50.5 (numbers.txt: 12.5, 7.25, 30, 0.75)" in engine.calls[2][-1].content
     engine.assert_complete()
+
+
+def test_assumed_factors_are_precise_decimals_nobody_gave() -> None:
+    from lar.agents.answer_policies import assumed_factors
+
+    said = "What is 17% of 2,340? A 20% tip on 64.50. 35% off 120, plus 7.5% tax."
+    for given in ("0.17 * 2340", "2340*17/100", "64.50*0.2", "120*0.65*1.075", "3*7*24"):
+        assert assumed_factors(given, said) == [], given
+    assert assumed_factors("(350 - 32) * 5/9 + 0.5", said) == []  # round: common knowledge
+    assert assumed_factors("50 * 157.37", said) == ["157.37"]
+    assert assumed_factors("70 * 2.20462", "Quantas libras são 70 kg?") == ["2.20462"]
+
+
+@tool(read_only=True)
+def calc(expression: str) -> str:
+    """Work out arithmetic.
+
+    Args:
+        expression: The arithmetic.
+    """
+    return f"{expression} = 7868.5"
+
+
+def test_a_rate_nobody_gave_is_asked_about_once_and_a_repeat_runs() -> None:
+    def go(steps: list[str]) -> tuple[object, ScriptedEngine]:
+        engine = ScriptedEngine(steps)  # type: ignore[arg-type]
+        return Agent(engine=engine, tools=[calc]).run("How many yen is 50 euros?"), engine
+
+    rate = call("calc", expression="50 * 157.37")
+    result, engine = go([rate, "I cannot know today's rate here."])
+    assert result.text == "I cannot know today's rate here."  # type: ignore[attr-defined]
+    assert Code.ASSUMED_FACTOR in codes(result)
+    assert "157.37 is in neither my request nor any tool result" in engine.calls[1][-1].content
+
+    result, engine = go([rate, rate, "It is 7868.5 yen."])
+    assert codes(result).count(Code.ASSUMED_FACTOR) == 1
+    assert result.text == "It is 7868.5 yen."  # type: ignore[attr-defined]  # asked once

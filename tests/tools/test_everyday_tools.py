@@ -172,6 +172,16 @@ def test_convert_units_handles_lengths_temperatures_and_says_what_is_wrong(ws: P
     assert not unknown.ok and "unknown unit" in unknown.content
 
 
+@pytest.mark.parametrize(("source", "target"), [("euros", "yen"), ("USD", "BRL"), ("EUR", "JPY")])
+def test_a_currency_conversion_says_lar_has_no_exchange_rates(
+    ws: Path, source: str, target: str
+) -> None:
+    result = run(ws, "convert_units", value=50, from_unit=source, to_unit=target)
+    assert not result.ok and result.error is not None
+    assert result.error.code == Code.NOT_POSSIBLE
+    assert "Lar has no exchange rates" in result.content
+
+
 def test_a_folder_tool_given_a_file_shows_the_file_and_a_url_names_web_scan(ws: Path) -> None:
     r = run(ws, "file_find", path="notes.txt")
     assert r.ok and r.content.startswith("[notes.txt is a file, not a folder; its content:]\nL1: ")

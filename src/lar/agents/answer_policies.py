@@ -14,7 +14,14 @@ from lar.agents.policy import ACCEPT, Policy, Retry, Turn, Verdict, WithholdTool
 from lar.calling.prompt import tool_listing
 from lar.types import Code
 
-__all__ = ["CopiedInstructions", "UnreadFile", "UncheckedFigure", "files_named"]
+__all__ = [
+    "CopiedInstructions",
+    "UnreadFile",
+    "UncheckedFigure",
+    "AssumedFactor",
+    "assumed_factors",
+    "files_named",
+]
 
 
 @builtin
@@ -125,5 +132,85 @@ class UncheckedFigure(Policy):
                 f"with only this call, its expression written with the numbers from the "
                 f'results:\n<tool_call>\n{{"name": "{CALCULATOR}", "arguments": '
                 f'{{"expression": "..."}}}}\n</tool_call>'
+            ),
+        )
+
+
+CONVERTER = "convert_units"
+"""The built-in tool unit factors should come from (lar.tools.builtin.calc)."""
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
+
+
+def _value(figure: str) -> float:
+    return float(figure.replace(",", ""))
+
+
+def _significant(figure: str) -> int:
+    return len(figure.replace(",", "").replace(".", "").strip("0"))
+
+
+def assumed_factors(expression: str, grounding: str) -> list[str]:
+    """Numbers of ``expression`` with three or more significant digits and a fractional part
+    (``157.37``, ``2.20462``) that the conversation does not hold, not even as a percentage of
+    one of its figures (``0.17``, ``1.075``, ``0.65`` for 17 %, 7.5 % on top, 35 % off): an
+    exchange rate or a unit factor the model supplied from memory. Round factors (7, 24, 60,
+    0.5, 1.8) are common knowledge and pass."""
+    known = [_value(f) for f in _NUMBER.findall(grounding)]
+
+    def given(x: float) -> bool:
+        forms = (x, x * 100, (1 - x) * 100, (x - 1) * 100)
+        return any(abs(f - k) <= 1e-9 * max(1.0, abs(k)) for f in forms for k in known)
+
+    out: list[str] = []
+    for figure in _NUMBER.findall(expression):
+        if "." in figure and _significant(figure) >= 3 and not given(_value(figure)):
+            out.append(figure)
+    return out
+
+
+@builtin
+class AssumedFactor(Policy):
+    name: ClassVar[str] = "assumed_factor"
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
+    about: ClassVar[str] = (
+        "a call to a harmless tool (the calculator, the converter) with a factor nobody gave "
+        "(an exchange rate, a unit factor from memory): asked once to get it from a tool or "
+        "to say it cannot be known here"
+    )
+
+    async def before_calls(self, turn: Turn) -> Verdict:
+        if not self.may_correct(turn):
+            return ACCEPT
+        grounding = "\n".join([turn.grounding(), *(r.content for r in turn.run.completed.values())])
+        for call in turn.calls:
+            tool = turn.tools.get(call.name)
+            if tool is None or not tool.harmless:
+                continue  # a call with effects has its own checks, and the user's yes
+            values = " ".join(
+                str(v) for v in call.arguments.values() if isinstance(v, str | int | float)
+            )
+            assumed = assumed_factors(values, grounding)
+            if assumed:
+                return self._ask(turn, assumed)
+        return ACCEPT
+
+    @staticmethod
+    def _ask(turn: Turn, assumed: list[str]) -> Retry:
+        shown = ", ".join(assumed[:3])
+        units = (
+            f"If it is a unit factor, call {CONVERTER} with the amount exactly as my request "
+            "gives it and both units: it knows the factor. "
+            if CONVERTER in turn.tools
+            else ""
+        )
+        return Retry(
+            Code.ASSUMED_FACTOR,
+            f"the calculation uses {shown}, which no message or tool result gave",
+            nudge=(
+                f"{shown} is in neither my request nor any tool result. {units}If it is a "
+                "rate, price or other figure that changes, you cannot know it here: say so "
+                "plainly and give no figure for it. If it is a fixed constant you are sure "
+                "of, reply with the same call again."
             ),
         )

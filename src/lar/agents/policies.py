@@ -416,6 +416,7 @@ def _without_ran_calls(turn: Turn) -> str:
 
 
 from lar.agents.answer_policies import (  # noqa: E402 - they register after the ones above
+    AssumedFactor,
     CopiedInstructions,
     UncheckedFigure,
     UnreadFile,
@@ -432,6 +433,7 @@ DEFAULT_PROFILE: Sequence[str] = (
     DoubtedValues.name,
     MoreCalls.name,
     LostText.name,
+    AssumedFactor.name,
     MadeUpResult.name,
     DescribedCall.name,
     CopiedInstructions.name,

@@ -21,7 +21,8 @@ TRACKS = ("native", "protocol", "constrained")
 
 POLICY_NAMES = (
     "invented_tool", "invented_option", "repeated_call", "unread_file", "ungrounded_values",
-    "off_topic", "doubted_values", "more_calls", "lost_text", "made_up_result", "described_call",
+    "off_topic", "doubted_values", "more_calls", "lost_text", "assumed_factor",
+    "made_up_result", "described_call",
     "copied_instructions", "unchecked_figure",
 )  # fmt: skip
 """lar.agents.policies.DEFAULT_PROFILE, spelled out so ``--help`` costs no import (a test

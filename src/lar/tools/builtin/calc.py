@@ -12,7 +12,7 @@ import statistics
 from functools import lru_cache
 from typing import Any
 
-from lar.tools.base import ToolContext, tool
+from lar.tools.base import NotPossibleHere, ToolContext, tool
 
 __all__ = ["calculate", "convert_units", "number_text"]
 
@@ -191,6 +191,20 @@ _ALIASES = {
 }
 
 
+_CURRENCIES = frozenset(
+    "usd eur gbp jpy cny rmb chf cad aud brl inr mxn krw sek nok dkk pln czk huf try rub zar "
+    "nzd sgd hkd ars clp cop euro euros dollar dollars yen yuan renminbi franc francs real "
+    "reais rupee rupees peso pesos won krona kronor krone zloty lira rouble ruble rand "
+    "€ $ £ ¥ ₹ ₩ r$".split()
+)
+"""Currency codes, names and signs: what a request for an exchange rate names as a unit."""
+
+
+def _currency(name: str) -> bool:
+    words = name.strip().casefold().split()
+    return bool(words) and (words[-1] in _CURRENCIES or name.strip().casefold() in _CURRENCIES)
+
+
 def _unit(name: str) -> str:
     key = name.strip()
     return _ALIASES.get(key.casefold(), key)
@@ -214,6 +228,13 @@ def convert_units(value: float, from_unit: str, to_unit: str) -> str:
     try:
         converted = units.Quantity(value, source).to(target)
     except pint.errors.UndefinedUnitError as exc:
+        money = [u for u in (from_unit, to_unit) if _currency(u)]
+        if money:
+            raise NotPossibleHere(
+                f"Lar has no exchange rates ({' to '.join(money)}): they change by the hour and "
+                "it has no source for them here, so nothing was converted. Check a bank's or "
+                "a currency site's current rate."
+            ) from None
         raise ValueError(
             f"unknown unit {exc.unit_names!r}; write it as pint spells it (e.g. km, mile, kg, "
             "lb, degC, degF, l, cup, GB)"
