@@ -264,3 +264,18 @@ def test_an_optional_value_a_read_only_tool_cannot_take_gives_way_to_its_default
     assert changes == ['sort: "line" dropped (not a value it takes; default)']
     good = ToolCall("c", "file_find", {"pattern": "*.txt", "sort": "size"})
     assert coerce_call(good, {"file_find": file_find}) == (good, [])
+
+
+def test_closest_tools_are_those_whose_words_an_invented_call_shares() -> None:
+    from lar.calling.corrections import closest_tools, invented_nudge
+
+    described = {
+        "folder_list": "List a folder: each file with its size and date.",
+        "file_read": "Read a text file's lines.",
+        "calculate": "Work out arithmetic.",
+    }
+    assert closest_tools("get_file_size", ["path"], described) == ["folder_list", "file_read"]
+    assert closest_tools("getFileSizes", [], described)[0] == "folder_list"
+    assert closest_tools("send_email", ["to", "body"], described) == []
+    nudge = invented_nudge("get_file_size", list(described), ["folder_list"])
+    assert "folder_list may give what you need" in nudge

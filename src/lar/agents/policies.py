@@ -29,6 +29,7 @@ from lar.agents.replies import made_up
 from lar.calling.corrections import (
     DESCRIBED_NUDGE,
     MORE_CALLS_NUDGE,
+    closest_tools,
     described_call,
     invented_nudge,
     more_calls,
@@ -54,7 +55,9 @@ class InventedTool(Policy):
             return ACCEPT
         first = turn.invented[0].name
         if not self.fired(turn):
-            nudge = invented_nudge(first, list(turn.tools))
+            described = {n: t.description for n, t in turn.tools.items()}
+            closest = closest_tools(first, list(turn.invented[0].arguments), described)
+            nudge = invented_nudge(first, list(turn.tools), closest)
             said = f"asking once for the tool meant by {first}"
             return Retry(Code.INVENTED_TOOL, said, nudge=nudge)
         if not turn.calls and not turn.run.answer_mode:

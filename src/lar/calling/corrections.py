@@ -27,6 +27,7 @@ __all__ = [
     "prepare",
     "near_name",
     "invented_nudge",
+    "closest_tools",
     "described_call",
     "DESCRIBED_NUDGE",
     "ungrounded_nudge",
@@ -84,12 +85,40 @@ def near_name(name: str, names: Sequence[str]) -> str | None:
     return folded[hits[0]] if len(hits) == 1 else None
 
 
-def invented_nudge(name: str, names: Sequence[str]) -> str:
+_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def closest_tools(
+    name: str, arguments: Sequence[str], descriptions: Mapping[str, str], n: int = 2
+) -> list[str]:
+    """The listed tools (name → description) whose name or description shares most words of
+    three letters or more with an invented call's name and argument names (``get_file_size`` →
+    the tools that mention sizes), best first; none that share nothing."""
+    words = {
+        w.casefold() for part in (name, *arguments) for w in _PART.findall(part) if len(w) >= 3
+    }
+    scored = []
+    for tool, text in descriptions.items():
+        have = set(re.findall(r"\w+", f"{tool.replace('_', ' ')} {text}".casefold()))
+        hits = sum(1 for w in words if w in have or w.rstrip("s") in have or w + "s" in have)
+        if hits:
+            scored.append((-hits, tool))
+    return [tool for _, tool in sorted(scored)[:n]]
+
+
+def invented_nudge(name: str, names: Sequence[str], closest: Sequence[str] = ()) -> str:
     near = near_name(name, names)
     if near is not None:
         return (
             f"There is no tool named {name}. If you meant {near}, call it with a "
             "<tool_call> block; otherwise answer my request in plain text."
+        )
+    if closest:
+        shown = " or ".join(closest)
+        return (
+            f"There is no tool named {name}. {shown} may give what you need: call "
+            f"{'one of them' if len(closest) > 1 else 'it'} with a <tool_call> block, or "
+            "answer my request in plain text if neither fits."
         )
     listed = ", ".join(names[:12]) + (", …" if len(names) > 12 else "")
     return (
