@@ -147,7 +147,9 @@ def test_assumed_factors_are_precise_decimals_nobody_gave() -> None:
         assert assumed_factors(given, said) == [], given
     assert assumed_factors("(350 - 32) * 5/9 + 0.5", said) == []  # round: common knowledge
     assert assumed_factors("50 * 157.37", said) == ["157.37"]
-    assert assumed_factors("70 * 2.20462", "Quantas libras são 70 kg?") == ["2.20462"]
+    assert assumed_factors("50 * 1.0873", "Quantos dólares são 50 euros?") == ["1.0873"]
+    # The factor between two common units, as precisely as it is known, is no made-up figure.
+    assert assumed_factors("70 * 2.20462 + 26.2 * 1.60934", "70 kg; 26.2 miles") == []
 
 
 @tool(read_only=True)

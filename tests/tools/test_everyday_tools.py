@@ -179,7 +179,7 @@ def test_a_currency_conversion_says_lar_has_no_exchange_rates(
     result = run(ws, "convert_units", value=50, from_unit=source, to_unit=target)
     assert not result.ok and result.error is not None
     assert result.error.code == Code.NOT_POSSIBLE
-    assert "Lar has no exchange rates" in result.content
+    assert "Lar cannot convert currencies" in result.content
 
 
 def test_a_folder_tool_given_a_file_shows_the_file_and_a_url_names_web_scan(ws: Path) -> None:
@@ -211,3 +211,12 @@ def test_a_reminder_is_answered_with_what_lar_cannot_do_yet(ws: Path) -> None:
     # The answer is what schedule said, with no model call to restate (or contradict) it.
     assert result.text == NO_SCHEDULER
     assert len(engine.calls) == 1
+
+
+def test_unit_factor_knows_common_factors_to_the_precision_written() -> None:
+    from lar.tools.builtin.calc import unit_factor
+
+    for known in ("2.20462", "0.3048", "1.60934", "3.785", "236.588", "0.453592"):
+        assert unit_factor(known), known
+    for made_up in ("157.37", "107.37", "1.2745", "7.46"):
+        assert not unit_factor(made_up), made_up

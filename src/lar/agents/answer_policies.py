@@ -154,8 +154,11 @@ def assumed_factors(expression: str, grounding: str) -> list[str]:
     """Numbers of ``expression`` with three or more significant digits and a fractional part
     (``157.37``, ``2.20462``) that the conversation does not hold, not even as a percentage of
     one of its figures (``0.17``, ``1.075``, ``0.65`` for 17 %, 7.5 % on top, 35 % off): an
-    exchange rate or a unit factor the model supplied from memory. Round factors (7, 24, 60,
-    0.5, 1.8) are common knowledge and pass."""
+    exchange rate or a price the model supplied from memory. Round factors (7, 24, 60, 0.5,
+    1.8) are common knowledge and pass, and so is the factor between two common units written
+    as precisely as it is known (2.20462, 0.3048): a rate is made up, a unit factor is not."""
+    from lar.tools.builtin.calc import unit_factor
+
     known = [_value(f) for f in _NUMBER.findall(grounding)]
 
     def given(x: float) -> bool:
@@ -164,7 +167,9 @@ def assumed_factors(expression: str, grounding: str) -> list[str]:
 
     out: list[str] = []
     for figure in _NUMBER.findall(expression):
-        if "." in figure and _significant(figure) >= 3 and not given(_value(figure)):
+        if "." not in figure or _significant(figure) < 3 or given(_value(figure)):
+            continue
+        if not unit_factor(figure):  # a unit factor the model knows is not made up
             out.append(figure)
     return out
 
@@ -174,9 +179,9 @@ class AssumedFactor(Policy):
     name: ClassVar[str] = "assumed_factor"
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
     about: ClassVar[str] = (
-        "a call to a harmless tool (the calculator, the converter) with a factor nobody gave "
-        "(an exchange rate, a unit factor from memory): asked once to get it from a tool or "
-        "to say it cannot be known here"
+        "a call to a harmless tool (the calculator, the converter) with a precise factor "
+        "nobody gave that is no unit factor (an exchange rate): asked once to use the "
+        "converter or to say it cannot be known here"
     )
 
     async def before_calls(self, turn: Turn) -> Verdict:
@@ -199,8 +204,8 @@ class AssumedFactor(Policy):
     def _ask(turn: Turn, assumed: list[str]) -> Retry:
         shown = ", ".join(assumed[:3])
         units = (
-            f"If it is a unit factor, call {CONVERTER} with the amount exactly as my request "
-            "gives it and both units: it knows the factor. "
+            f"If it converts units or currencies, call {CONVERTER} with the amount exactly as "
+            "my request gives it and both units. "
             if CONVERTER in turn.tools
             else ""
         )

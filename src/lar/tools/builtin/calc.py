@@ -14,7 +14,7 @@ from typing import Any
 
 from lar.tools.base import NotPossibleHere, ToolContext, tool
 
-__all__ = ["calculate", "convert_units", "number_text"]
+__all__ = ["calculate", "convert_units", "number_text", "unit_factor"]
 
 
 def _each(xs: tuple[Any, ...]) -> Any:
@@ -205,6 +205,52 @@ def _currency(name: str) -> bool:
     return bool(words) and (words[-1] in _CURRENCIES or name.strip().casefold() in _CURRENCIES)
 
 
+_COMMON_UNITS = (
+    "mm cm m km inch foot yard mile nautical_mile "
+    "mg g kg tonne ounce pound stone ton "
+    "ml l cup pint quart gallon fluid_ounce tablespoon teaspoon imperial_gallon imperial_pint "
+    "m**2 km**2 hectare acre foot**2 inch**2 mile**2 "
+    "km/h m/s mile/hour knot foot/s "
+    "J kJ cal kcal Wh kWh BTU W kW hp "
+    "Pa kPa bar psi atm mmHg "
+    "second minute hour day week"
+).split()
+
+
+@lru_cache(maxsize=1)
+def _factors() -> tuple[float, ...]:
+    units = _units()
+    out: set[float] = set()
+    for a in _COMMON_UNITS:
+        for b in _COMMON_UNITS:
+            if a == b:
+                continue
+            try:
+                out.add(float(units.Quantity(1, a).to(b).magnitude))
+            except Exception:  # different kinds: no factor between them
+                continue
+    return tuple(sorted(out))
+
+
+def unit_factor(figure: str) -> bool:
+    """Whether ``figure`` ("2.20462", "0.3048", "3.785") is the factor between two common units,
+    or its inverse, to the precision it is written with: a unit factor the model knows, as
+    opposed to an exchange rate or a price it made up."""
+    import bisect
+
+    try:
+        x = float(figure.replace(",", ""))
+    except ValueError:
+        return False
+    decimals = len(figure.partition(".")[2])
+    slack = 0.6 * 10.0**-decimals
+    if x <= slack:
+        return False
+    factors = _factors()
+    i = bisect.bisect_left(factors, x - slack)
+    return i < len(factors) and factors[i] <= x + slack
+
+
 def _unit(name: str) -> str:
     key = name.strip()
     return _ALIASES.get(key.casefold(), key)
@@ -231,9 +277,9 @@ def convert_units(value: float, from_unit: str, to_unit: str) -> str:
         money = [u for u in (from_unit, to_unit) if _currency(u)]
         if money:
             raise NotPossibleHere(
-                f"Lar has no exchange rates ({' to '.join(money)}): they change by the hour and "
-                "it has no source for them here, so nothing was converted. Check a bank's or "
-                "a currency site's current rate."
+                f"Lar cannot convert currencies ({' to '.join(money)}): it has no exchange "
+                "rates here (they change by the hour), so nothing was converted. Check a "
+                "bank's or a currency site's current rate."
             ) from None
         raise ValueError(
             f"unknown unit {exc.unit_names!r}; write it as pint spells it (e.g. km, mile, kg, "
