@@ -176,3 +176,23 @@ def test_a_rate_nobody_gave_is_asked_about_once_and_a_repeat_runs() -> None:
     result, engine = go([rate, rate, "It is 7868.5 yen."])
     assert codes(result).count(Code.ASSUMED_FACTOR) == 1
     assert result.text == "It is 7868.5 yen."  # type: ignore[attr-defined]  # asked once
+
+
+@tool(read_only=True)
+def web_scan(url: str) -> str:
+    """Fetch a web page as text.
+
+    Args:
+        url: An http or https URL.
+    """
+    return "Cafe Sol. Open Monday to Friday, 8:00 to 18:00."
+
+
+def test_a_request_naming_a_page_is_not_answered_unfetched() -> None:
+    page = "http://127.0.0.1:8000/cafe.html"
+    steps = ["I cannot access web pages.", call("web_scan", url=page), "It closes at 18:00."]
+    engine = ScriptedEngine(steps)  # type: ignore[arg-type]
+    result = Agent(engine=engine, tools=[web_scan]).run(f"When does the cafe on {page} close?")
+    assert result.text == "It closes at 18:00."
+    assert Code.UNREAD_FILE in codes(result)
+    assert "call web_scan on it first" in engine.calls[1][-1].content

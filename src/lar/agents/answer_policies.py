@@ -51,8 +51,9 @@ class UnreadFile(Policy):
     name: ClassVar[str] = "unread_file"
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
     about: ClassVar[str] = (
-        "an answer, or first calls, that leave unread a file of the workspace the request "
-        "names (a summary of a README nobody read): asked once to read it first"
+        "an answer, or first calls, that leave unread a file of the workspace or a web page "
+        "the request names (a summary of a README nobody read, 'I cannot access the page'): "
+        "asked once to read it first"
     )
 
     async def before_answer(self, turn: Turn) -> Verdict:
@@ -66,23 +67,33 @@ class UnreadFile(Policy):
     def _unread(self, turn: Turn) -> Verdict:
         if turn.run.completed or not self.may_correct(turn):
             return ACCEPT
-        if turn.workspace is None or READER not in turn.tools:
-            return ACCEPT
         request = next(iter(turn.requests(1)), "")
-        named = files_named(request, turn.workspace)
         used = " ".join(json.dumps(c.arguments, ensure_ascii=False) for c in turn.calls)
-        if not named or any(Path(name).name in used for name in named):
-            return ACCEPT
-        shown = ", ".join(named[:3])
-        return Retry(
-            Code.UNREAD_FILE,
-            f"the request names {shown} of the workspace, and nothing read it",
-            nudge=f"{shown} is in the workspace and you have not read it: call {READER} first.",
-        )
+        if turn.workspace is not None and READER in turn.tools:
+            named = files_named(request, turn.workspace)
+            if named and not any(Path(name).name in used for name in named):
+                shown = ", ".join(named[:3])
+                return Retry(
+                    Code.UNREAD_FILE,
+                    f"the request names {shown} of the workspace, and nothing read it",
+                    nudge=f"{shown} is in the workspace and you have not read it: call {READER} "
+                    "first.",
+                )
+        pages = _URL.findall(request)
+        if pages and FETCHER in turn.tools and not any(p in used for p in pages):
+            return Retry(
+                Code.UNREAD_FILE,
+                f"the request names the page {pages[0]}, and nothing fetched it",
+                nudge=f"You can fetch {pages[0]}: call {FETCHER} on it first.",
+            )
+        return ACCEPT
 
 
 READER = "file_read"
 """The built-in tool a named file is read with (lar.tools.builtin.files)."""
+FETCHER = "web_scan"
+"""The built-in tool a named page is fetched with (lar.tools.builtin.web)."""
+_URL = re.compile(r"https?://[^\s<>\"')\]]+[^\s<>\"')\].,;:!?]")
 _PATHLIKE = re.compile(r"[\w./~-]+\.[A-Za-z0-9]{1,8}\b")
 
 
