@@ -26,62 +26,62 @@ def codes(result: object) -> list[str]:
 
 
 def test_deleted_words_are_those_of_old_that_new_lacks() -> None:
-    assert deleted_words("- buy milk", "- pay rent") == ["buy", "milk"]
-    assert deleted_words("- buy milk", "- buy milk\n- pay rent") == []
-    assert deleted_words("port=80", "port=8080") == []  # "80" is inside "8080": nothing lost
+    assert deleted_words("- fresh eggs", "- rye bread") == ["fresh", "eggs"]
+    assert deleted_words("- fresh eggs", "- fresh eggs\n- rye bread") == []
+    assert deleted_words("timeout=30", "timeout=300") == []  # "30" is inside "300"
     assert deleted_words("Olá Mundo", "olá mundo!") == []
 
 
 def test_an_add_that_replaces_the_users_line_is_asked_about_and_the_line_kept(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "todo.md").write_text("- buy milk\n")
+    (tmp_path / "shopping.md").write_text("- fresh eggs\n")
     steps = [
-        call("file_patch", path="todo.md", old="- buy milk", new="- pay rent"),
-        call("file_patch", path="todo.md", old="- buy milk", new="- buy milk\n- pay rent"),
+        call("file_patch", path="shopping.md", old="- fresh eggs", new="- rye bread"),
+        call("file_patch", path="shopping.md", old="- fresh eggs", new="- fresh eggs\n- rye bread"),
         "Added.",
     ]
-    result, engine = run(tmp_path, steps, 'Add "pay rent" to my todo.md list.')
-    assert (tmp_path / "todo.md").read_text() == "- buy milk\n- pay rent\n"
+    result, engine = run(tmp_path, steps, 'Put "rye bread" on the list in shopping.md.')
+    assert (tmp_path / "shopping.md").read_text() == "- fresh eggs\n- rye bread\n"
     assert Code.LOST_TEXT in codes(result)
-    assert "'buy', 'milk'" in engine.calls[1][-1].content  # the question shows what would go
+    assert "'fresh', 'eggs'" in engine.calls[1][-1].content  # the question shows what would go
 
 
 def test_a_repeated_deletion_runs_the_second_time(tmp_path: Path) -> None:
-    (tmp_path / "todo.md").write_text("- buy milk\n")
-    patch = call("file_patch", path="todo.md", old="- buy milk", new="- pay rent")
-    result, _ = run(tmp_path, [patch, patch, "Done."], "Tidy up todo.md")
-    assert (tmp_path / "todo.md").read_text() == "- pay rent\n"
+    (tmp_path / "shopping.md").write_text("- fresh eggs\n")
+    patch = call("file_patch", path="shopping.md", old="- fresh eggs", new="- rye bread")
+    result, _ = run(tmp_path, [patch, patch, "Done."], "Tidy up shopping.md")
+    assert (tmp_path / "shopping.md").read_text() == "- rye bread\n"
     assert codes(result).count(Code.LOST_TEXT) == 1
 
 
 @pytest.mark.parametrize(
     "request_text",
     [
-        "In config.ini change port=80 to port=8080.",
-        "No config.ini, muda a porta 80 para 9090.",  # Portuguese: the user's words count alike
+        "In app.cfg set timeout=30 to timeout=90.",
+        "No app.cfg, muda o timeout 30 para 45.",  # Portuguese: the user's words count alike
     ],
 )
 def test_a_change_the_user_named_runs_without_a_question(tmp_path: Path, request_text: str) -> None:
-    (tmp_path / "config.ini").write_text("[server]\nport=80\n")
-    new = "port=8080" if "8080" in request_text else "port=9090"
-    steps = [call("file_patch", path="config.ini", old="port=80", new=new), "Changed."]
+    (tmp_path / "app.cfg").write_text("[net]\ntimeout=30\n")
+    new = "timeout=90" if "90" in request_text else "timeout=45"
+    steps = [call("file_patch", path="app.cfg", old="timeout=30", new=new), "Changed."]
     engine = ScriptedEngine(steps, repeat_last=True)  # type: ignore[arg-type]
     agent = Agent(engine=engine, tools=[file_patch], workspace=tmp_path, approver=lambda *_: True)
     result = agent.run(request_text)
-    assert (tmp_path / "config.ini").read_text() == f"[server]\n{new}\n"
+    assert (tmp_path / "app.cfg").read_text() == f"[net]\n{new}\n"
     assert Code.LOST_TEXT not in codes(result)
     assert not any("would delete" in m.content for sent in engine.calls for m in sent)
 
 
 def test_with_no_turn_left_for_a_mended_call_the_call_runs_unasked(tmp_path: Path) -> None:
-    (tmp_path / "todo.md").write_text("- buy milk\n")
-    patch = call("file_patch", path="todo.md", old="- buy milk", new="- pay rent")
+    (tmp_path / "shopping.md").write_text("- fresh eggs\n")
+    patch = call("file_patch", path="shopping.md", old="- fresh eggs", new="- rye bread")
     engine = ScriptedEngine([patch, "Done."])
     agent = Agent(
         engine=engine, tools=[file_patch], workspace=tmp_path, approver=lambda *_: True,
         max_turns=2,
     )  # fmt: skip
-    result = agent.run("Tidy up todo.md")
-    assert (tmp_path / "todo.md").read_text() == "- pay rent\n"
+    result = agent.run("Tidy up shopping.md")
+    assert (tmp_path / "shopping.md").read_text() == "- rye bread\n"
     assert Code.LOST_TEXT not in codes(result)

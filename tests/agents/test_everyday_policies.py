@@ -146,7 +146,7 @@ def test_assumed_factors_are_precise_decimals_nobody_gave() -> None:
     for given in ("0.17 * 2340", "2340*17/100", "64.50*0.2", "120*0.65*1.075", "3*7*24"):
         assert assumed_factors(given, said) == [], given
     assert assumed_factors("(350 - 32) * 5/9 + 0.5", said) == []  # round: common knowledge
-    assert assumed_factors("50 * 157.37", said) == ["157.37"]
+    assert assumed_factors("80 * 11.374", said) == ["11.374"]
     assert assumed_factors("50 * 1.0873", "Quantos dólares são 50 euros?") == ["1.0873"]
     # The factor between two common units, as precisely as it is known, is no made-up figure.
     assert assumed_factors("70 * 2.20462 + 26.2 * 1.60934", "70 kg; 26.2 miles") == []
@@ -159,23 +159,25 @@ def calc(expression: str) -> str:
     Args:
         expression: The arithmetic.
     """
-    return f"{expression} = 7868.5"
+    return f"{expression} = 909.92"
 
 
 def test_a_rate_nobody_gave_is_asked_about_once_and_a_repeat_runs() -> None:
     def go(steps: list[str]) -> tuple[object, ScriptedEngine]:
         engine = ScriptedEngine(steps)  # type: ignore[arg-type]
-        return Agent(engine=engine, tools=[calc]).run("How many yen is 50 euros?"), engine
+        return Agent(engine=engine, tools=[calc]).run(
+            "What are 80 Swiss francs in Swedish krona?"
+        ), engine
 
-    rate = call("calc", expression="50 * 157.37")
+    rate = call("calc", expression="80 * 1.1374")
     result, engine = go([rate, "I cannot know today's rate here."])
     assert result.text == "I cannot know today's rate here."  # type: ignore[attr-defined]
     assert Code.ASSUMED_FACTOR in codes(result)
-    assert "157.37 is in neither my request nor any tool result" in engine.calls[1][-1].content
+    assert "1.1374 is in neither my request nor any tool result" in engine.calls[1][-1].content
 
-    result, engine = go([rate, rate, "It is 7868.5 yen."])
+    result, engine = go([rate, rate, "It is 909.92 krona."])
     assert codes(result).count(Code.ASSUMED_FACTOR) == 1
-    assert result.text == "It is 7868.5 yen."  # type: ignore[attr-defined]  # asked once
+    assert result.text == "It is 909.92 krona."  # type: ignore[attr-defined]  # asked once
 
 
 @tool(read_only=True)
@@ -185,14 +187,14 @@ def web_scan(url: str) -> str:
     Args:
         url: An http or https URL.
     """
-    return "Cafe Sol. Open Monday to Friday, 8:00 to 18:00."
+    return "City Museum. Open Tuesday to Sunday, 10:00 to 17:00."
 
 
 def test_a_request_naming_a_page_is_not_answered_unfetched() -> None:
-    page = "http://127.0.0.1:8000/cafe.html"
-    steps = ["I cannot access web pages.", call("web_scan", url=page), "It closes at 18:00."]
+    page = "http://127.0.0.1:8000/museum.html"
+    steps = ["I cannot access web pages.", call("web_scan", url=page), "It opens at 10:00."]
     engine = ScriptedEngine(steps)  # type: ignore[arg-type]
-    result = Agent(engine=engine, tools=[web_scan]).run(f"When does the cafe on {page} close?")
-    assert result.text == "It closes at 18:00."
+    result = Agent(engine=engine, tools=[web_scan]).run(f"When does the museum on {page} open?")
+    assert result.text == "It opens at 10:00."
     assert Code.UNREAD_FILE in codes(result)
     assert "call web_scan on it first" in engine.calls[1][-1].content

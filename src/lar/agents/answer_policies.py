@@ -163,7 +163,7 @@ def _significant(figure: str) -> int:
 
 def assumed_factors(expression: str, grounding: str) -> list[str]:
     """Numbers of ``expression`` with three or more significant digits and a fractional part
-    (``157.37``, ``2.20462``) that the conversation does not hold, not even as a percentage of
+    (``11.374``, ``2.20462``) that the conversation does not hold, not even as a percentage of
     one of its figures (``0.17``, ``1.075``, ``0.65`` for 17 %, 7.5 % on top, 35 % off): an
     exchange rate or a price the model supplied from memory. Round factors (7, 24, 60, 0.5,
     1.8) are common knowledge and pass, and so is the factor between two common units written

@@ -2,8 +2,8 @@
 named is asked about once before it runs (lar.agents.policies registers the rest).
 
 Asked to add an item to a list, the 1.5B replaced the list's only line with the new one (a
-``file_patch`` from ``- buy milk`` to ``- pay rent``): nothing failed, the permission was given,
-and the user's line was gone. What a replacement deletes is plain to code (the words of its old
+``file_patch`` from the old line to the new): nothing failed, the permission was given, and the
+user's line was gone. What a replacement deletes is plain to code (the words of its old
 text that its new text lacks); whether the user asked for that is not, so the check compares
 those words with the user's own words in any language and, when some were never named, asks
 the model once with the words shown, when a turn is left to run the mended call. A repeated
