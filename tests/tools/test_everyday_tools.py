@@ -222,3 +222,7 @@ def test_unit_factor_knows_common_factors_to_the_precision_written() -> None:
         assert unit_factor(known), known
     for made_up in ("157.37", "107.37", "1.2745", "7.46"):
         assert not unit_factor(made_up), made_up
+    # When the request names two units of one kind, the factor must be between them.
+    assert unit_factor("0.9144", "How many metres is 40 yards?")
+    assert not unit_factor("1.60934", "How many metres is 40 yards?")  # miles' factor
+    assert unit_factor("1.60934", "Quantos quilómetros são 5 milhas?")  # words pint lacks

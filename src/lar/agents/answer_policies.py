@@ -161,13 +161,14 @@ def _significant(figure: str) -> int:
     return len(figure.replace(",", "").replace(".", "").strip("0"))
 
 
-def assumed_factors(expression: str, grounding: str) -> list[str]:
+def assumed_factors(expression: str, grounding: str, request: str = "") -> list[str]:
     """Numbers of ``expression`` with three or more significant digits and a fractional part
     (``11.374``, ``2.20462``) that the conversation does not hold, not even as a percentage of
     one of its figures (``0.17``, ``1.075``, ``0.65`` for 17 %, 7.5 % on top, 35 % off): an
     exchange rate or a price the model supplied from memory. Round factors (7, 24, 60, 0.5,
     1.8) are common knowledge and pass, and so is the factor between two common units written
-    as precisely as it is known (2.20462, 0.3048): a rate is made up, a unit factor is not."""
+    as precisely as it is known (2.20462, 0.3048) — between two units ``request`` names, when it
+    names them (lar.tools.builtin.calc ``unit_factor``): a rate is made up, a unit factor is not."""
     from lar.tools.builtin.calc import unit_factor
 
     known = [_value(f) for f in _NUMBER.findall(grounding)]
@@ -180,7 +181,7 @@ def assumed_factors(expression: str, grounding: str) -> list[str]:
     for figure in _NUMBER.findall(expression):
         if "." not in figure or _significant(figure) < 3 or given(_value(figure)):
             continue
-        if not unit_factor(figure):  # a unit factor the model knows is not made up
+        if not unit_factor(figure, request):  # a unit factor the model knows is not made up
             out.append(figure)
     return out
 
@@ -206,7 +207,7 @@ class AssumedFactor(Policy):
             values = " ".join(
                 str(v) for v in call.arguments.values() if isinstance(v, str | int | float)
             )
-            assumed = assumed_factors(values, grounding)
+            assumed = assumed_factors(values, grounding, "\n".join(turn.requests()))
             if assumed:
                 return self._ask(turn, assumed)
         return ACCEPT

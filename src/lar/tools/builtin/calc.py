@@ -217,6 +217,9 @@ _COMMON_UNITS = (
 ).split()
 
 
+_UNIT_WORD = re.compile(r"[^\W\d_][\w°/]*")
+
+
 @lru_cache(maxsize=1)
 def _factors() -> tuple[float, ...]:
     units = _units()
@@ -232,10 +235,28 @@ def _factors() -> tuple[float, ...]:
     return tuple(sorted(out))
 
 
-def unit_factor(figure: str) -> bool:
-    """Whether ``figure`` ("2.20462", "0.3048", "3.785") is the factor between two common units,
-    or its inverse, to the precision it is written with: a unit factor the model knows, as
-    opposed to an exchange rate or a price it made up."""
+@lru_cache(maxsize=64)
+def _named_units(text: str) -> tuple[Any, ...]:
+    """The units a text names that pint knows (in any language it spells them in pint's way:
+    "km", "kg", "miles"); words it does not know are skipped."""
+    units = _units()
+    out: list[Any] = []
+    for token in _UNIT_WORD.findall(text):
+        try:
+            unit = units.parse_units(_unit(token))
+        except Exception:  # not a unit pint knows (most words are not)
+            continue
+        if not unit.dimensionless and unit not in out:
+            out.append(unit)
+    return tuple(out)
+
+
+def unit_factor(figure: str, request: str = "") -> bool:
+    """Whether ``figure`` ("2.20462", "0.3048", "3.785") is a unit factor the model knows, to
+    the precision it is written with, as opposed to an exchange rate or a price it made up.
+    When ``request`` names two units of one kind ("yards", "meters"), it must be the factor
+    between two of them (or its inverse): 1.60934 is a unit factor, but not for yards; when it
+    names fewer (or in words pint does not know), any factor between two common units passes."""
     import bisect
 
     try:
@@ -245,6 +266,21 @@ def unit_factor(figure: str) -> bool:
     decimals = len(figure.partition(".")[2])
     slack = 0.6 * 10.0**-decimals
     if x <= slack:
+        return False
+    named = _named_units(request) if request else ()
+    pairs = [
+        (a, b) for a in named for b in named
+        if a != b and a.dimensionality == b.dimensionality
+    ]  # fmt: skip
+    if pairs:
+        units = _units()
+        for a, b in pairs:
+            try:
+                factor = float(units.Quantity(1, a).to(b).magnitude)
+            except Exception:  # an offset unit (degC): no plain factor
+                continue
+            if abs(factor - x) <= slack:
+                return True
         return False
     factors = _factors()
     i = bisect.bisect_left(factors, x - slack)
