@@ -150,6 +150,15 @@ def test_assumed_factors_are_precise_decimals_nobody_gave() -> None:
     assert assumed_factors("50 * 1.0873", "Quantos dólares são 50 euros?") == ["1.0873"]
     # The factor between two common units, as precisely as it is known, is no made-up figure.
     assert assumed_factors("70 * 2.20462 + 26.2 * 1.60934", "70 kg; 26.2 miles") == []
+    # The numbers the model supplied must convert the units the request names.
+    cups, weeks, yards = (
+        "How many millilitres are 5 cups?", "How many hours are in 4 weeks?",
+        "How many yards are 30 metres?",
+    )  # fmt: skip
+    assert assumed_factors("5 * 100", cups, cups) == ["100"]
+    assert assumed_factors("5 * 236.588", cups, cups) == []
+    assert assumed_factors("4 * 7 * 24", weeks, weeks) == []
+    assert assumed_factors("30 * 1.60934", yards, yards) == ["1.60934"]
 
 
 @tool(read_only=True)

@@ -168,8 +168,11 @@ def assumed_factors(expression: str, grounding: str, request: str = "") -> list[
     exchange rate or a price the model supplied from memory. Round factors (7, 24, 60, 0.5,
     1.8) are common knowledge and pass, and so is the factor between two common units written
     as precisely as it is known (2.20462, 0.3048) — between two units ``request`` names, when it
-    names them (lar.tools.builtin.calc ``unit_factor``): a rate is made up, a unit factor is not."""
-    from lar.tools.builtin.calc import unit_factor
+    names them (lar.tools.builtin.calc ``unit_factor``): a rate is made up, a unit factor is not.
+    When the request names two units of one kind, the numbers the model supplied must also
+    multiply to the factor between them (``3 * 7 * 24`` for weeks in hours; not ``2 * 100``
+    for cups in ml)."""
+    from lar.tools.builtin.calc import unit_factor, wrong_unit_factor
 
     known = [_value(f) for f in _NUMBER.findall(grounding)]
 
@@ -178,11 +181,16 @@ def assumed_factors(expression: str, grounding: str, request: str = "") -> list[
         return any(abs(f - k) <= 1e-9 * max(1.0, abs(k)) for f in forms for k in known)
 
     out: list[str] = []
-    for figure in _NUMBER.findall(expression):
+    figures = _NUMBER.findall(expression)
+    for figure in figures:
         if "." not in figure or _significant(figure) < 3 or given(_value(figure)):
             continue
         if not unit_factor(figure, request):  # a unit factor the model knows is not made up
             out.append(figure)
+    if not out and request:  # round factors too must convert the units the request names
+        supplied = [f for f in figures if not given(_value(f))]
+        if wrong_unit_factor(supplied, request):
+            out = supplied
     return out
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from lar.tools.base import NotPossibleHere, ToolContext, tool
 
-__all__ = ["calculate", "convert_units", "number_text", "unit_factor"]
+__all__ = ["calculate", "convert_units", "number_text", "unit_factor", "wrong_unit_factor"]
 
 
 def _each(xs: tuple[Any, ...]) -> Any:
@@ -237,18 +237,26 @@ def _factors() -> tuple[float, ...]:
 
 @lru_cache(maxsize=64)
 def _named_units(text: str) -> tuple[Any, ...]:
-    """The units a text names that pint knows (in any language it spells them in pint's way:
-    "km", "kg", "miles"); words it does not know are skipped."""
-    units = _units()
+    """The common units a text names (in any language that spells them as pint does: "km",
+    "kg", "miles"); other words, and words pint reads as rare units, are skipped."""
+    units, common = _units(), _common()
     out: list[Any] = []
-    for token in _UNIT_WORD.findall(text):
+    for token in _UNIT_WORD.findall(text.replace("/", " ")):
+        if token.casefold() == "in":  # the word, far more often than the inch
+            continue
         try:
             unit = units.parse_units(_unit(token))
         except Exception:  # not a unit pint knows (most words are not)
             continue
-        if not unit.dimensionless and unit not in out:
+        if unit in common and unit not in out:  # not "um" (micrometre) or "das" (decasecond)
             out.append(unit)
     return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def _common() -> frozenset[Any]:
+    units = _units()
+    return frozenset(units.parse_units(u) for u in _COMMON_UNITS)
 
 
 def unit_factor(figure: str, request: str = "") -> bool:
@@ -285,6 +293,27 @@ def unit_factor(figure: str, request: str = "") -> bool:
     factors = _factors()
     i = bisect.bisect_left(factors, x - slack)
     return i < len(factors) and factors[i] <= x + slack
+
+
+def wrong_unit_factor(figures: list[str], request: str) -> bool:
+    """Whether ``figures`` (the numbers of a calculation that the request did not give, such as
+    ``["100"]`` in ``2 * 100``) multiply to none of the factors between two units of one kind
+    that ``request`` names, nor their inverses, within 1 %: "2 cups in ml" worked out with 100.
+    False when the request names no such pair (nothing to check against) or figures is empty."""
+    named = _named_units(request)
+    factors = []
+    units = _units()
+    for a in named:
+        for b in named:
+            if a != b and a.dimensionality == b.dimensionality:
+                try:
+                    factors.append(float(units.Quantity(1, a).to(b).magnitude))
+                except Exception:  # an offset unit (degC): no plain factor
+                    continue
+    if not factors or not figures:
+        return False
+    product = math.prod(float(f.replace(",", "")) for f in figures)
+    return all(abs(product - f) > 0.01 * f and abs(product * f - 1) > 0.01 for f in factors)
 
 
 def _unit(name: str) -> str:
