@@ -83,6 +83,7 @@ class Code(StrEnum):
     UNREAD_FILE = "unread_file"
     LOST_TEXT = "lost_text"
     ASSUMED_FACTOR = "assumed_factor"
+    IGNORED_MEMORY = "ignored_memory"
     # tool calls that did not run, or failed
     UNKNOWN_TOOL = "unknown_tool"
     NOT_ALLOWED = "not_allowed"

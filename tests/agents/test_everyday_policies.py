@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from _fakes import calculate, call, read_numbers
 
 from lar import Agent, tool
@@ -207,3 +208,38 @@ def test_a_request_naming_a_page_is_not_answered_unfetched() -> None:
     assert result.text == "It opens at 10:00."
     assert Code.UNREAD_FILE in codes(result)
     assert "call web_scan on it first" in engine.calls[1][-1].content
+
+
+def _answer_turn(request: str, answer: str, recalled: list[str]) -> object:
+    from lar.agents.policy import RunState, Turn
+    from lar.types import Message
+
+    run_state = RunState("r", 4)
+    run_state.turn = 1
+    return Turn(
+        run_state, "protocol", {}, [Message("user", request)], text=answer, recalled=recalled
+    )
+
+
+@pytest.mark.parametrize(
+    ("request_text", "answer", "asks"),
+    [
+        ("What do I put in my tea?", "Boil water, steep the tea for three minutes.", True),
+        ("What do I put in my tea?", "You take your tea with honey and lemon.", False),
+        ("What is the capital of Peru?", "Lima.", False),  # the memory shares no word
+    ],
+)
+def test_an_answer_that_ignores_a_recalled_memory_is_asked_about_once(
+    request_text: str, answer: str, asks: bool
+) -> None:
+    import asyncio
+
+    from lar.agents.answer_policies import IgnoredMemory
+    from lar.agents.policy import Retry
+
+    memory = ["- I take my tea with honey and lemon. (2026-11-30)"]
+    turn = _answer_turn(request_text, answer, memory)
+    verdict = asyncio.run(IgnoredMemory().before_answer(turn))  # type: ignore[arg-type]
+    assert isinstance(verdict, Retry) is asks
+    if asks:
+        assert "Earlier I told you: I take my tea with honey and lemon." in verdict.nudge  # type: ignore[union-attr]

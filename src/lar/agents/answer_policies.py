@@ -19,6 +19,7 @@ __all__ = [
     "UnreadFile",
     "UncheckedFigure",
     "AssumedFactor",
+    "IgnoredMemory",
     "assumed_factors",
     "files_named",
 ]
@@ -239,3 +240,41 @@ class AssumedFactor(Policy):
                 "of, reply with the same call again."
             ),
         )
+
+
+_LETTERS = re.compile(r"[^\W\d_]{3,}")
+
+
+def _words_of(text: str) -> set[str]:
+    return {w.casefold() for w in _LETTERS.findall(text)}
+
+
+@builtin
+class IgnoredMemory(Policy):
+    name: ClassVar[str] = "ignored_memory"
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
+    about: ClassVar[str] = (
+        "an answer with no tool data that uses nothing of a recalled memory sharing words with "
+        "the request (a generic coffee recipe for 'how do I take my coffee?' while the user "
+        "said how): asked once whether the memory answers it"
+    )
+
+    async def before_answer(self, turn: Turn) -> Verdict:
+        if not turn.recalled or turn.run.completed or not self.may_correct(turn):
+            return ACCEPT
+        asked = _words_of(next(iter(turn.requests(1)), ""))
+        answered = _words_of(turn.text)
+        for line in turn.recalled:
+            own = _words_of(line)
+            rest = own - asked  # what the memory adds to the request's own words
+            if own & asked and rest and not rest & answered:
+                return Retry(
+                    Code.IGNORED_MEMORY,
+                    "the answer uses nothing of a recalled memory that shares words with the "
+                    "request",
+                    nudge=(
+                        f"Earlier I told you: {line.lstrip('- ').strip()} If that answers my "
+                        "request, answer from it in a sentence; if it does not, answer as before."
+                    ),
+                )
+        return ACCEPT

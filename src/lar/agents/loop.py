@@ -181,6 +181,7 @@ class _Loop:
             self.by_name,
             list(self.history),
             memory=memory,
+            recalled=[line for line, _ in getattr(self.carried.memory, "recalled", [])],
             relevance=self.settings.relevance,
             workspace=self.ctx.workspace,
             key=call_hash,

@@ -421,6 +421,7 @@ def _without_ran_calls(turn: Turn) -> str:
 from lar.agents.answer_policies import (  # noqa: E402 - they register after the ones above
     AssumedFactor,
     CopiedInstructions,
+    IgnoredMemory,
     UncheckedFigure,
     UnreadFile,
 )
@@ -441,5 +442,6 @@ DEFAULT_PROFILE: Sequence[str] = (
     DescribedCall.name,
     CopiedInstructions.name,
     UncheckedFigure.name,
+    IgnoredMemory.name,
 )
 """Every policy, in the order the loop consults them (a model's catalog entry may list fewer)."""

@@ -166,6 +166,8 @@ class Turn:
     """At the ``results`` hook: what this turn's calls returned."""
     memory: str = ""
     """What memory added to the system prompt (a source of grounded values)."""
+    recalled: list[str] = field(default_factory=list)
+    """The memories recalled for this request, as the prompt shows them."""
     relevance: Relevance | None = None
     workspace: Path | None = None
     """The run's workspace (files a request names are looked up there)."""
