@@ -11,7 +11,7 @@ from _fakes import calculate, call, read_numbers
 
 from lar import Agent, tool
 from lar.engines.scripted import ScriptedEngine
-from lar.types import Code, Notice
+from lar.types import Code, Message, Notice
 
 
 @tool
@@ -227,6 +227,7 @@ def _answer_turn(request: str, answer: str, recalled: list[str]) -> object:
         ("What do I put in my tea?", "Boil water, steep the tea for three minutes.", True),
         ("What do I put in my tea?", "You take your tea with honey and lemon.", False),
         ("What is the capital of Peru?", "Lima.", False),  # the memory shares no word
+        ("What should I cook with rice?", "A risotto.", False),  # only a word Lar's prompt uses
     ],
 )
 def test_an_answer_that_ignores_a_recalled_memory_is_asked_about_once(
@@ -239,6 +240,7 @@ def test_an_answer_that_ignores_a_recalled_memory_is_asked_about_once(
 
     memory = ["- I take my tea with honey and lemon. (2026-11-30)"]
     turn = _answer_turn(request_text, answer, memory)
+    turn.request = [Message("system", "Answer briefly. Use a tool with its arguments.")]  # type: ignore[attr-defined]
     verdict = asyncio.run(IgnoredMemory().before_answer(turn))  # type: ignore[arg-type]
     assert isinstance(verdict, Retry) is asks
     if asks:

@@ -201,8 +201,9 @@ class AssumedFactor(Policy):
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
     about: ClassVar[str] = (
         "a call to a harmless tool (the calculator, the converter) with a precise factor "
-        "nobody gave that is no unit factor (an exchange rate): asked once to use the "
-        "converter or to say it cannot be known here"
+        "nobody gave that is no unit factor (an exchange rate), or with numbers that do not "
+        "convert the units the request names: asked once to use the converter or to say it "
+        "cannot be known here"
     )
 
     async def before_calls(self, turn: Turn) -> Verdict:
@@ -255,17 +256,20 @@ class IgnoredMemory(Policy):
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
     about: ClassVar[str] = (
         "an answer with no tool data that uses nothing of a recalled memory sharing words with "
-        "the request (a generic coffee recipe for 'how do I take my coffee?' while the user "
-        "said how): asked once whether the memory answers it"
+        "the request (general advice where the user had told their own way): asked once "
+        "whether the memory answers it"
     )
 
     async def before_answer(self, turn: Turn) -> Verdict:
         if not turn.recalled or turn.run.completed or not self.may_correct(turn):
             return ACCEPT
-        asked = _words_of(next(iter(turn.requests(1)), ""))
+        # Words Lar's own prompt uses ("what", "with", "your") are no evidence of a shared
+        # subject; what is left of the request and the memory must meet.
+        common = _words_of(turn.request[0].content) if turn.request else set()
+        asked = _words_of(next(iter(turn.requests(1)), "")) - common
         answered = _words_of(turn.text)
         for line in turn.recalled:
-            own = _words_of(line)
+            own = _words_of(line) - common
             rest = own - asked  # what the memory adds to the request's own words
             if own & asked and rest and not rest & answered:
                 return Retry(
