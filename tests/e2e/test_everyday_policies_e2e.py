@@ -1,6 +1,6 @@
 """The everyday policies on the embedded model: a currency conversion never ends in a made-up
-rate, and a recalled preference answers a
-question about it."""
+rate (before assumed_factor and the converter's account, the 1.5B multiplied by a rate of its
+own and gave the product as the answer)."""
 
 from __future__ import annotations
 
