@@ -240,7 +240,10 @@ def test_an_answer_that_ignores_a_recalled_memory_is_asked_about_once(
 
     memory = ["- I take my tea with honey and lemon. (2026-11-30)"]
     turn = _answer_turn(request_text, answer, memory)
-    turn.request = [Message("system", "Answer briefly. Use a tool with its arguments.")]  # type: ignore[attr-defined]
+    shown = "What the user told you earlier:\n" + memory[0]
+    turn.memory = shown  # type: ignore[attr-defined]
+    prompt = f"Answer briefly. Use a tool with its arguments.\n\n{shown}"
+    turn.request = [Message("system", prompt)]  # type: ignore[attr-defined]
     verdict = asyncio.run(IgnoredMemory().before_answer(turn))  # type: ignore[arg-type]
     assert isinstance(verdict, Retry) is asks
     if asks:

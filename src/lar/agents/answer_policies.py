@@ -265,7 +265,8 @@ class IgnoredMemory(Policy):
             return ACCEPT
         # Words Lar's own prompt uses ("what", "with", "your") are no evidence of a shared
         # subject; what is left of the request and the memory must meet.
-        common = _words_of(turn.request[0].content) if turn.request else set()
+        own_prompt = turn.request[0].content.replace(turn.memory, "") if turn.request else ""
+        common = _words_of(own_prompt)  # the system prompt without the memories it shows
         asked = _words_of(next(iter(turn.requests(1)), "")) - common
         answered = _words_of(turn.text)
         for line in turn.recalled:
