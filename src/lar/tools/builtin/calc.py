@@ -253,6 +253,21 @@ def _named_units(text: str) -> tuple[Any, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=64)
+def _pair_factors(text: str) -> tuple[float, ...]:
+    """The factors between every two units of one kind that ``text`` names (both ways)."""
+    units, named = _units(), _named_units(text)
+    out = []
+    for a in named:
+        for b in named:
+            if a != b and a.dimensionality == b.dimensionality:
+                try:
+                    out.append(float(units.Quantity(1, a).to(b).magnitude))
+                except Exception:  # an offset unit (degC): no plain factor
+                    continue
+    return tuple(out)
+
+
 @lru_cache(maxsize=1)
 def _common() -> frozenset[Any]:
     units = _units()
@@ -275,21 +290,9 @@ def unit_factor(figure: str, request: str = "") -> bool:
     slack = 0.6 * 10.0**-decimals
     if x <= slack:
         return False
-    named = _named_units(request) if request else ()
-    pairs = [
-        (a, b) for a in named for b in named
-        if a != b and a.dimensionality == b.dimensionality
-    ]  # fmt: skip
-    if pairs:
-        units = _units()
-        for a, b in pairs:
-            try:
-                factor = float(units.Quantity(1, a).to(b).magnitude)
-            except Exception:  # an offset unit (degC): no plain factor
-                continue
-            if abs(factor - x) <= slack:
-                return True
-        return False
+    named = _pair_factors(request) if request else ()
+    if named:
+        return any(abs(factor - x) <= slack for factor in named)
     factors = _factors()
     i = bisect.bisect_left(factors, x - slack)
     return i < len(factors) and factors[i] <= x + slack
@@ -300,16 +303,7 @@ def wrong_unit_factor(figures: list[str], request: str) -> bool:
     ``["100"]`` in ``2 * 100``) multiply to none of the factors between two units of one kind
     that ``request`` names, nor their inverses, within 1 %: "2 cups in ml" worked out with 100.
     False when the request names no such pair (nothing to check against) or figures is empty."""
-    named = _named_units(request)
-    factors = []
-    units = _units()
-    for a in named:
-        for b in named:
-            if a != b and a.dimensionality == b.dimensionality:
-                try:
-                    factors.append(float(units.Quantity(1, a).to(b).magnitude))
-                except Exception:  # an offset unit (degC): no plain factor
-                    continue
+    factors = _pair_factors(request)
     if not factors or not figures:
         return False
     product = math.prod(float(f.replace(",", "")) for f in figures)
