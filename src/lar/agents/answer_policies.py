@@ -209,7 +209,7 @@ class AssumedFactor(Policy):
     async def before_calls(self, turn: Turn) -> Verdict:
         if not self.may_correct(turn):
             return ACCEPT
-        grounding = "\n".join([turn.grounding(), *(r.content for r in turn.run.completed.values())])
+        grounding = turn.grounding()  # the conversation holds this run's tool results too
         for call in turn.calls:
             tool = turn.tools.get(call.name)
             if tool is None or not tool.harmless:

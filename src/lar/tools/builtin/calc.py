@@ -6,6 +6,7 @@ listed functions; bounded powers), never by ``eval``; units are ``pint``'s.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import statistics
@@ -201,8 +202,8 @@ _CURRENCIES = frozenset(
 
 
 def _currency(name: str) -> bool:
-    words = name.strip().casefold().split()
-    return bool(words) and (words[-1] in _CURRENCIES or name.strip().casefold() in _CURRENCIES)
+    words = name.casefold().split()  # "US dollars": the last word names it
+    return bool(words) and words[-1] in _CURRENCIES
 
 
 _COMMON_UNITS = (
@@ -280,8 +281,6 @@ def unit_factor(figure: str, request: str = "") -> bool:
     When ``request`` names two units of one kind ("yards", "meters"), it must be the factor
     between two of them (or its inverse): 1.60934 is a unit factor, but not for yards; when it
     names fewer (or in words pint does not know), any factor between two common units passes."""
-    import bisect
-
     try:
         x = float(figure.replace(",", ""))
     except ValueError:
