@@ -132,7 +132,9 @@ def main() -> int:
     suites = {path: load_tasks(path) for path in args.suites}
     if args.only:
         suites = {
-            p: [t for t in ts if t.id.startswith(tuple(args.only))] for p, ts in suites.items()
+            p: kept
+            for p, ts in suites.items()
+            if (kept := [t for t in ts if t.id.startswith(tuple(args.only))])
         }
     done = _rows(args.json) if args.json is not None and args.resume else {}
     config = load_config()

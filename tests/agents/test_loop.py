@@ -652,6 +652,28 @@ def test_a_copy_of_a_result_it_got_is_an_answer_not_a_call() -> None:
     assert len(result.tool_calls) == 1 and result.text == "value of x"
 
 
+def test_a_copy_of_a_result_under_another_tools_name_is_data_not_made_up() -> None:
+    # The model echoed what lookup returned under a name it invented: the data is real, so it
+    # is neither a call to make nor an outcome to cut, and no correction round is spent.
+    key = "the garden shed"
+    echo = f'<tool_result>\nfind_value(key="{key}") returned:\nvalue of {key}\n</tool_result>'
+    a, engine = agent([call("lookup", key=key), echo])
+    result = a.run("What is in the garden shed?")
+    engine.assert_complete()
+    assert [c.name for c in result.tool_calls] == ["lookup"]
+    assert result.text == f"value of {key}"
+    assert not any(isinstance(e, Notice) and e.code == "made_up_result" for e in result.events)
+
+
+def test_a_short_result_in_another_tools_name_is_still_made_up() -> None:
+    # A bare figure is in many results; it does not make a block of another call a copy.
+    made_up = '<tool_result>\nstore(key="x") returned:\nx\n</tool_result>'
+    a, engine = agent([call("lookup", key="x"), made_up, "It is value of x."])
+    result = a.run("What is x?")
+    assert result.text == "It is value of x."
+    assert any(isinstance(e, Notice) and e.code == "made_up_result" for e in result.events)
+
+
 @tool(read_only=True)
 def measure(key: str) -> str:
     """Measure a thing by its key."""

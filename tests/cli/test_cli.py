@@ -69,7 +69,9 @@ def test_run_answers_on_stdout_with_staged_logs_on_stderr(lar_home: Path, worksp
     assert "llm: mock, prompt 10 tokens, 1 tool_call" in out.stderr
     assert 'tool: file_read(path="notes.txt") ok' in out.stderr
     assert "done. total tokens 30" in out.stderr
-    assert srv.requests[1]["messages"][-1]["content"] == "L1: buy milk"
+    assert srv.requests[1]["messages"][-1]["content"] == (
+        "L1: buy milk\n[the whole file: 1 line, 9 bytes]"
+    )
 
 
 def test_json_prints_one_event_per_line(lar_home: Path, workspace: Path) -> None:

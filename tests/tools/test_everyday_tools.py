@@ -50,12 +50,55 @@ def test_folder_list_shows_folders_then_files_with_sizes_and_no_hidden_names(ws:
     assert r.ok and ASKED == []
     lines = r.content.splitlines()
     assert lines[0] == "src/  (folder)"
-    assert any(line.startswith("notes.txt  4.9 KB") for line in lines)
+    assert any(line.startswith("  notes.txt  4.9 KB") for line in lines)
     assert ".secret" not in r.content
     assert lines[-1] == (
-        "[1 .bin file, 1 .txt file: 2 files in all (5.2 KB), 1 folders, 1 hidden names not shown]"
+        "[2 files in all (5.2 KB), 1 folders (not looked into: file_find searches subfolders "
+        "too), 1 hidden names not shown]"
     )
-    assert "1 hidden names not shown" in r.content
+
+
+def test_folder_list_groups_files_by_kind_under_their_count(tmp_path: Path) -> None:
+    for name in ("a.jpg", "b.png", "c.jpg", "list.txt", "x.q9"):
+        (tmp_path / name).write_text("x")
+    lines = run(tmp_path, "folder_list").content.splitlines()
+    # Extensions of one kind share a group, the largest first, each file under its group.
+    assert lines[0] == "image files (.jpg, .png): 3"
+    assert [ln.split()[0] for ln in lines[1:4]] == ["a.jpg", "b.png", "c.jpg"]
+    assert lines[lines.index(".q9 files: 1") + 1].startswith("  x.q9  1 bytes")
+    assert "text files (.txt): 1" in lines
+    assert lines[-1] == "[5 files in all (5 bytes), 0 folders]"
+
+
+def test_folder_list_of_one_kind_has_no_group_header(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("a")
+    (tmp_path / "b.md").write_text("b")
+    lines = run(tmp_path, "folder_list").content.splitlines()
+    assert lines[0].startswith("a.md  1 bytes") and lines[1].startswith("b.md  1 bytes")
+    assert lines[-1] == "[2 files in all (2 bytes), 0 folders]"
+
+
+def test_a_folder_tool_given_a_file_gives_its_size_and_lines_first(ws: Path) -> None:
+    r = run(ws, "folder_list", path="src/a.py")
+    assert r.ok
+    first = r.content.splitlines()[0]
+    assert first.startswith("[src/a.py is a file, not a folder: 12 bytes, 2 lines, changed 2023-")
+    assert r.content.splitlines()[1] == "L1: x = 1"
+
+
+def test_spaces_around_a_path_are_dropped_unless_such_a_name_exists(ws: Path) -> None:
+    assert run(ws, "folder_list", path=" src ").ok
+    assert run(ws, "file_read", path=" notes.txt").ok
+    (ws / " spaced.txt").write_text("mine\n")
+    (ws / "spaced.txt").write_text("other\n")
+    assert "L1: mine" in run(ws, "file_read", path=" spaced.txt").content
+
+
+def test_file_read_of_a_whole_file_says_its_lines_and_size(ws: Path) -> None:
+    whole = run(ws, "file_read", path="src/a.py").content
+    assert whole.splitlines()[-1] == "[the whole file: 2 lines, 12 bytes]"
+    part = run(ws, "file_read", path="src/pkg/b.py", start_line=2, end_line=3).content
+    assert "the whole file" not in part
 
 
 def test_file_find_counts_files_and_lines_under_subfolders(ws: Path) -> None:
@@ -186,7 +229,8 @@ def test_a_currency_conversion_says_lar_has_no_exchange_rates(
 
 def test_a_folder_tool_given_a_file_shows_the_file_and_a_url_names_web_scan(ws: Path) -> None:
     r = run(ws, "file_find", path="notes.txt")
-    assert r.ok and r.content.startswith("[notes.txt is a file, not a folder; its content:]\nL1: ")
+    assert r.ok and r.content.startswith("[notes.txt is a file, not a folder: 4.9 KB, 1 line")
+    assert "; its content:]\nL1: " in r.content
     url = run(ws, "folder_list", path="http://127.0.0.1:8000/page.html")
     assert not url.ok and "web_scan fetches it" in url.content
     read = run(ws, "file_read", path="https://example.org/a.txt")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from lar.agents.request import CallSniffer, LoopSettings
 from lar.calling.constrained import AnswerStream
-from lar.calling.prompt import clean_answer, this_requests_calls
+from lar.calling.prompt import clean_answer, this_requests_calls, this_requests_results
 from lar.calling.protocol import KnownTools, parse
 from lar.types import (
     Code,
@@ -141,11 +141,31 @@ def made_up(text: str, history: Sequence[Message]) -> list[str]:
     if "<tool_result" not in text:
         return []
     ran = set(this_requests_calls(history))
-    return [m.group(1) for m in _WRITTEN.finditer(text[:20_000]) if m.group(1) not in ran]
+    data = _results_data(history)
+    return [
+        m.group(1)
+        for m in _BLOCK.finditer(text[:20_000])
+        if m.group(1) not in ran and not _copied(m.group(2), data)
+    ]
 
 
-_BLOCK = re.compile(_WRITTEN.pattern + r".*?(?:</tool_result>|\Z)", re.DOTALL)
+_BLOCK = re.compile(_WRITTEN.pattern + r"(.*?)(?:</tool_result>|\Z)", re.DOTALL)
 """A whole written result: its header (``_WRITTEN``) and what follows, to its closing tag."""
+
+_MIN_COPY = 12
+"""Characters a shown result must have to count as a copy of real data (a bare "3" is not)."""
+
+
+def _results_data(history: Sequence[Message]) -> list[str]:
+    return [" ".join(m.content.split()) for m in this_requests_results(history)]
+
+
+def _copied(body: str, data: Sequence[str]) -> bool:
+    """Whether a shown result's body is (part of) a result this request really got: the 1.5B
+    copies a listing back under another tool's name ("file_list(…) returned:" over
+    folder_list's data), and that is data misnamed, not an outcome made up."""
+    shown = " ".join(body.split())
+    return len(shown) >= _MIN_COPY and any(shown in d for d in data)
 
 
 def shown_answer(text: str, history: Sequence[Message]) -> str:
@@ -153,6 +173,9 @@ def shown_answer(text: str, history: Sequence[Message]) -> str:
     without the results it made up (see ``made_up``): "wrote 100 characters to shopping.md"
     for a write never made is an invented outcome, not an answer."""
     if "<tool_result" in text:
-        ran = set(this_requests_calls(history))
-        text = _BLOCK.sub(lambda m: m.group(0) if m.group(1) in ran else "", text[:20_000])
+        ran, data = set(this_requests_calls(history)), _results_data(history)
+        text = _BLOCK.sub(
+            lambda m: m.group(0) if m.group(1) in ran or _copied(m.group(2), data) else "",
+            text[:20_000],
+        )
     return clean_answer(text)

@@ -171,13 +171,13 @@ def answer_mode_note(history: Sequence[Message]) -> str:
     nothing (no call, or only calls that failed), answer from what the model knows. Told to
     "use that data" when the only result was an error, the 1.5B answered with the error's
     expression evaluated ("False" for a function it was asked to write)."""
-    fetched = any(not m.failed for m in _this_requests_results(history))
+    fetched = any(not m.failed for m in this_requests_results(history))
     return ANSWER_MODE_NOTE if fetched else NO_TOOL_NOTE
 
 
 def failed_only(history: Sequence[Message]) -> bool:
     """Whether this request's calls were all refused or failed (and there was at least one)."""
-    results = _this_requests_results(history)
+    results = this_requests_results(history)
     return bool(results) and all(m.failed for m in results)
 
 
@@ -192,7 +192,7 @@ def this_requests_calls(history: Sequence[Message]) -> list[str]:
     return shown
 
 
-def _this_requests_results(history: Sequence[Message]) -> list[Message]:
+def this_requests_results(history: Sequence[Message]) -> list[Message]:
     """The tool messages since the user's last message: an earlier request's results in a chat
     are not data for this one."""
     results: list[Message] = []

@@ -38,8 +38,17 @@ def _inside(target: Path, root: Path) -> bool:
 
 
 def _target(ctx: ToolContext, path: str) -> Path:
-    p = Path(path).expanduser()
-    return (p if p.is_absolute() else ctx.workspace.resolve() / p).resolve()
+    """The absolute path; spaces around the name are a model's slip (``" photos"``) and are
+    dropped, unless a name with them exists."""
+
+    def absolute(given: str) -> Path:
+        p = Path(given).expanduser()
+        return p if p.is_absolute() else ctx.workspace.resolve() / p
+
+    exact = absolute(path)
+    if path != path.strip() and not os.path.lexists(exact):
+        exact = absolute(path.strip())
+    return exact.resolve()
 
 
 def resolve_path(ctx: ToolContext, path: str, *, outside: bool = False) -> Path:
@@ -189,6 +198,16 @@ def _open_outside(ctx: ToolContext, path: str) -> int:
     return fd
 
 
+def size_text(n: int) -> str:
+    """1,234 bytes → '1.2 KB' (powers of 1024, one decimal)."""
+    value = float(n)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{n} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def read_text(ctx: ToolContext, path: str) -> str:
     """A text file's content: in the workspace, or outside it when the user allowed this call."""
     not_a_web_address(path)
@@ -222,7 +241,8 @@ def file_read(
         end_line: Last line to show; leave it out to read the whole file (up to 400 lines).
         keyword: Show only lines containing this text, with 2 lines of context.
     """
-    lines = read_text(ctx, path).splitlines()
+    text = read_text(ctx, path)
+    lines = text.splitlines()
     if keyword:
         keep: set[int] = set()
         for i, line in enumerate(lines):
@@ -239,6 +259,12 @@ def file_read(
     start = max(1, start_line)
     end = min(len(lines), end_line if end_line is not None else start + _MAX_LINES - 1)
     out = [f"L{i}: {lines[i - 1]}" for i in range(start, end + 1)]
+    if start == 1 and end == len(lines) and lines:
+        # Said once, so "how big is it" or "how many lines" needs no other tool or counting.
+        n = len(lines)
+        out.append(
+            f"[the whole file: {n} line{'' if n == 1 else 's'}, {size_text(len(text.encode()))}]"
+        )
     if end < len(lines):  # said even for a range asked for: the model may have guessed it
         out.append(
             f"[lines {start}-{end} of {len(lines)}; {len(lines) - end} more lines: read on "

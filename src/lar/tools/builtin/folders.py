@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import Literal
 
 from lar.tools.base import ToolContext, private_paths, tool
-from lar.tools.builtin.files import not_a_web_address, read_outside_danger, resolve_path
+from lar.tools.builtin.files import (
+    not_a_web_address,
+    read_outside_danger,
+    resolve_path,
+    size_text,
+)
 
 __all__ = ["folder_list", "file_find"]
 
@@ -35,16 +40,6 @@ class _Entry:
     modified: float
 
 
-def size_text(n: int) -> str:
-    """1,234 bytes → '1.2 KB' (powers of 1024, one decimal)."""
-    value = float(n)
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{n} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
 def _when(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
 
@@ -61,17 +56,23 @@ def _folder(ctx: ToolContext, path: str) -> Path:
 
 
 def _a_file(ctx: ToolContext, path: str) -> str | None:
-    """For a folder tool given a file: the file as file_read shows it (a small model's slip
-    costs no turn), else None."""
+    """For a folder tool given a file: its size, lines and date, then the file as file_read
+    shows it (a small model's slip costs no turn), else None. The size comes first because a
+    folder tool is what a model reaches for when asked how big one file is."""
     from lar.tools.builtin.files import file_read
 
     not_a_web_address(path)
     try:
-        if not resolve_path(ctx, path, outside=True).is_file():
+        target = resolve_path(ctx, path, outside=True)
+        if not target.is_file():
             return None
+        info = target.stat()
     except (OSError, PermissionError):
         return None
-    return f"[{path} is a file, not a folder; its content:]\n" + str(file_read(path, ctx))
+    n = _lines(target, info.st_size)
+    lines = f", {n} line{'' if n == 1 else 's'}" if n is not None else ""
+    about = f"{size_text(info.st_size)}{lines}, changed {_when(info.st_mtime)}"
+    return f"[{path} is a file, not a folder: {about}; its content:]\n" + str(file_read(path, ctx))
 
 
 def _entries(folder: Path, shown_from: Path, private: list[Path]) -> Iterator[_Entry]:
@@ -128,29 +129,81 @@ def folder_list(ctx: ToolContext, path: str = ".") -> str:
     folders = [e for e in found if e.folder]
     files = [e for e in found if not e.folder]
     lines = [f"{e.shown}/  (folder)" for e in folders]
-    lines += [f"{e.shown}  {size_text(e.size)}  {_when(e.modified)}" for e in files]
+    groups = _by_kind(files)
+    pad = "  " if len(groups) > 1 else ""
+    for label, members in groups:
+        if pad:
+            lines.append(f"{label}: {len(members)}")
+        lines += [f"{pad}{e.shown}  {size_text(e.size)}  {_when(e.modified)}" for e in members]
     total = sum(e.size for e in files)
     more = f", {len(hidden)} hidden names not shown" if hidden else ""
-    kinds = _by_kind(files)
-    files_text = f"{kinds}: {len(files)} files in all" if kinds else f"{len(files)} files"
-    lines.append(f"[{files_text} ({size_text(total)}), {len(folders)} folders{more}]")
+    folders_text = f"{len(folders)} folders"
+    if folders:  # a count "including subfolders" taken from this listing would be wrong
+        folders_text += " (not looked into: file_find searches subfolders too)"
+    lines.append(f"[{len(files)} files in all ({size_text(total)}), {folders_text}{more}]")
     return "\n".join(lines)
 
 
-def _by_kind(files: list[_Entry]) -> str:
-    """'4 .md files, 1 .txt file' — how many files of each extension, when there is more than
-    one: the count a question about one kind wants, next to the word "files" (after "5 files
-    (…; 4 .md, 1 .txt)" the 1.5B answered 5 to "how many markdown files")."""
-    counts: dict[str, int] = {}
+# What people call a file by its extension: a question says "text files" or "Python files",
+# the listing says ".txt" and ".py", and a 1.5B model does not always join the two.
+_KIND_NAMES = {
+    ".txt": "text",
+    ".md": "Markdown",
+    ".py": "Python",
+    ".js": "JavaScript",
+    ".ts": "TypeScript",
+    ".json": "JSON",
+    ".csv": "CSV",
+    ".yaml": "YAML",
+    ".yml": "YAML",
+    ".html": "HTML",
+    ".htm": "HTML",
+    ".css": "CSS",
+    ".sh": "shell",
+    ".pdf": "PDF",
+    ".log": "log",
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".png": "image",
+    ".gif": "image",
+    ".svg": "image",
+    ".webp": "image",
+    ".mp3": "audio",
+    ".wav": "audio",
+    ".mp4": "video",
+    ".mov": "video",
+    ".doc": "Word",
+    ".docx": "Word",
+    ".xls": "spreadsheet",
+    ".xlsx": "spreadsheet",
+    ".zip": "archive",
+    ".gz": "archive",
+    ".tar": "archive",
+}
+
+
+def _by_kind(files: list[_Entry]) -> list[tuple[str, list[_Entry]]]:
+    """Files grouped by kind, largest group first: ("text files (.txt)", [...]), or one group
+    when all are of one kind. A listing that says "text files (.txt): 3" above the files
+    answers "how many text files" and "which text files" where a 1.5B model looks; from one
+    total line ("5 files (…; 4 .md, 1 .txt)") it answered 5 to "how many markdown files"."""
+    groups: dict[str, list[_Entry]] = {}
+    exts: dict[str, set[str]] = {}
     for e in files:
-        ext = e.path.suffix.lower() or "(no extension)"
-        counts[ext] = counts.get(ext, 0) + 1
-    if len(counts) < 2:
-        return ""
-    return ", ".join(
-        f"{n} {ext} file{'s' if n > 1 else ''}"
-        for ext, n in sorted(counts.items(), key=lambda kv: -kv[1])
-    )
+        ext = e.path.suffix.lower()
+        kind = _KIND_NAMES.get(ext, ext) if ext else ""
+        groups.setdefault(kind, []).append(e)
+        exts.setdefault(kind, set()).add(ext)
+
+    def label(kind: str) -> str:
+        if not kind:
+            return "files with no extension"
+        if kind.startswith("."):
+            return f"{kind} files"
+        return f"{kind} files ({', '.join(sorted(exts[kind]))})"
+
+    ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    return [(label(kind), members) for kind, members in ordered]
 
 
 def _walk(ctx: ToolContext, top: Path, base: Path, pattern: str) -> tuple[list[_Entry], bool]:
