@@ -26,11 +26,20 @@ def test_file_read_ranges_and_keyword(ctx: ToolContext) -> None:
     assert file_read("a.txt", ctx, start_line=2, end_line=3) == (
         "L2: line 2\nL3: line 3\n[lines 2-3 of 10; 7 more lines: read on with start_line=4]"
     )
-    assert file_read("a.txt", ctx, keyword="LINE 10") == "L8: line 8\nL9: line 9\nL10: line 10"
+    assert file_read("a.txt", ctx, keyword="LINE 10") == (
+        "L8: line 8\nL9: line 9\nL10: line 10\n['LINE 10' appears 1 time, on 1 of 10 lines]"
+    )
     missing = file_read("a.txt", ctx, keyword="zzz")
     assert missing.startswith("[no line contains 'zzz'; the whole file:]\nL1: line 1\n")
     with pytest.raises(FileNotFoundError, match="no file 'b.txt'"):
         file_read("b.txt", ctx)
+
+
+def test_file_read_keyword_counts_every_occurrence_and_the_lines(ctx: ToolContext) -> None:
+    (ctx.workspace / "log.txt").write_text("warn: disk\nok\nWARN warn\nok\nok\nok\nok\nend\n")
+    out = file_read("log.txt", ctx, keyword="warn")
+    assert out.splitlines()[-1] == "['warn' appears 3 times, on 2 of 8 lines]"
+    assert "L8: end" not in out  # only the lines near a match
 
 
 def test_file_read_long_file_says_how_to_continue(ctx: ToolContext) -> None:

@@ -86,6 +86,16 @@ def test_a_folder_tool_given_a_file_gives_its_size_and_lines_first(ws: Path) -> 
     assert r.content.splitlines()[1] == "L1: x = 1"
 
 
+def test_file_find_in_one_file_looks_for_a_word_that_is_not_its_name(ws: Path) -> None:
+    (ws / "app.log").write_text("start\nfail: disk\nok\nfail: net\n")
+    found = run(ws, "file_find", pattern="fail", path="app.log").content
+    assert found.startswith("[app.log is a file, not a folder: 30 bytes, 4 lines, changed ")
+    assert "; lines with 'fail':]" in found
+    assert found.splitlines()[-1] == "['fail' appears 2 times, on 2 of 4 lines]"
+    by_name = run(ws, "file_find", pattern="*.log", path="app.log").content
+    assert "; its content:]" in by_name and "appears" not in by_name
+
+
 def test_spaces_around_a_path_are_dropped_unless_such_a_name_exists(ws: Path) -> None:
     assert run(ws, "folder_list", path=" src ").ok
     assert run(ws, "file_read", path=" notes.txt").ok

@@ -245,11 +245,15 @@ def file_read(
     lines = text.splitlines()
     if keyword:
         keep: set[int] = set()
+        hits = on = 0
         for i, line in enumerate(lines):
-            if keyword.lower() in line.lower():
+            if n := line.lower().count(keyword.lower()):
+                hits, on = hits + n, on + 1
                 keep.update(range(max(0, i - 2), min(len(lines), i + 3)))
         if keep:
-            return "\n".join(f"L{i + 1}: {lines[i]}" for i in sorted(keep))
+            shown = "\n".join(f"L{i + 1}: {lines[i]}" for i in sorted(keep))
+            times = f"{hits} time{'' if hits == 1 else 's'}"
+            return f"{shown}\n[{keyword!r} appears {times}, on {on} of {len(lines)} lines]"
         if len(lines) > _MAX_LINES:
             return f"{path}: no line contains {keyword!r} ({len(lines)} lines)"
         # A small file is shown whole: a keyword that is not in it was most likely a word of

@@ -55,7 +55,7 @@ def _folder(ctx: ToolContext, path: str) -> Path:
     return target
 
 
-def _a_file(ctx: ToolContext, path: str) -> str | None:
+def _a_file(ctx: ToolContext, path: str, pattern: str = "") -> str | None:
     """For a folder tool given a file: its size, lines and date, then the file as file_read
     shows it (a small model's slip costs no turn), else None. The size comes first because a
     folder tool is what a model reaches for when asked how big one file is."""
@@ -72,6 +72,11 @@ def _a_file(ctx: ToolContext, path: str) -> str | None:
     n = _lines(target, info.st_size)
     lines = f", {n} line{'' if n == 1 else 's'}" if n is not None else ""
     about = f"{size_text(info.st_size)}{lines}, changed {_when(info.st_mtime)}"
+    # A pattern that is not the file's name, searched for in one file, is a word to look for.
+    word = pattern.strip().strip("*")
+    if word and not fnmatch.fnmatch(target.name.lower(), pattern.strip().lower()):
+        found = str(file_read(path, ctx, keyword=word))
+        return f"[{path} is a file, not a folder: {about}; lines with {word!r}:]\n{found}"
     return f"[{path} is a file, not a folder: {about}; its content:]\n" + str(file_read(path, ctx))
 
 
@@ -253,7 +258,7 @@ def file_find(
         path: Folder to search, relative to the workspace (default: the workspace).
         sort: name, size (largest first) or newest (most recently changed first).
     """
-    if (content := _a_file(ctx, path)) is not None:
+    if (content := _a_file(ctx, path, pattern)) is not None:
         return content
     top = _folder(ctx, path)
     matched, cut = _walk(ctx, top, _shown_from(ctx, top), pattern)
