@@ -342,3 +342,18 @@ def test_a_reset_forgets_the_last_task_and_an_aside_stays_out_of_the_log(lar_hom
     list(agent.stream("Hi", history=history))
     assert "Kyoto" not in " ".join(m.content for m in engine.calls[-1])  # nothing carried over
     agent.close()
+
+
+def test_asking_the_last_task_again_leaves_its_note_out_of_the_prompt(lar_home: Path) -> None:
+    mem = AgentMemory(MemoryStore(lar_home / "lar.db", index_dir=lar_home / "memory"))
+    engine = ScriptedEngine(["It rains.", "It is sunny.", "Yes."])
+    agent = Agent(engine=engine, memory=mem)
+    agent.run("What does forecast.txt say?")
+    agent.run("what does  forecast.txt SAY?")  # the same request, spelled loosely
+    assert "Working memory" not in engine.calls[1][0].content
+    agent.run("And tomorrow?")  # another request still gets the note
+    assert "Working memory: last task: what does forecast.txt SAY?" in engine.calls[2][0].content
+    long = "Please compare " + "every chapter of the long report " * 5
+    mem.save_working(long, "done")
+    assert mem.working(long) == "" and mem.working(long[:40]) != ""
+    agent.close()

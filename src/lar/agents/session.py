@@ -260,7 +260,7 @@ class Session:
         self.carried.memory = MemoryParts(
             self.memory.index_lines(),
             [(self.memory.line(r), r.score) for r in recalled],
-            self.memory.working(),
+            self.memory.working(text),
         )
         return events
 

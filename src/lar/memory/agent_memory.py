@@ -41,6 +41,7 @@ _FRAME_VERBS = frozenset(
 )
 _FILLER = re.compile(r"\b(really|actually|now|still|also|just|currently|these days)\b", re.I)
 INDEX_LINES = 30
+_LAST = "last task: "  # how a working note begins
 INDEX_WORDS = 6  # an index line is a pointer, not the memory: its first content words
 
 WORKING_SCHEMA = """
@@ -127,11 +128,17 @@ class AgentMemory:
         ).fetchall()
         return [_keywords(content) for _, content in rows]
 
-    def working(self) -> str:
+    def working(self, request: str = "") -> str:
+        """The last task's note; none when ``request`` asks that same task again: asking again
+        is asking afresh (the file may have changed), and the note of the earlier run steered
+        the 1.5B away from the call that had answered it."""
         row = self.store.db.execute(
             "SELECT content FROM working_memory WHERE scope = ?", (self.scope,)
         ).fetchone()
-        return str(row[0]) if row else ""
+        note = str(row[0]) if row else ""
+        if request and _same_task(note, request):
+            return ""
+        return note
 
     def save_working(self, goal: str, outcome: str, checkpoint: str = "") -> None:
         """Written at the end of a task: a ≤ 100-character progress line plus the checkpoint."""
@@ -139,7 +146,7 @@ class AgentMemory:
             # An answer drawn from a file or page could carry injected instructions, and the
             # note is shown to the next task as Lar's own words: keep only what was asked.
             outcome, checkpoint = "(answered from content it read; not carried over)", ""
-        summary = _shorten(f"last task: {goal} → {outcome}", 100)
+        summary = _shorten(f"{_LAST}{goal} → {outcome}", 100)
         content = self.redact(summary + (f"\n{checkpoint}" if checkpoint else ""))
         self.store.db.execute(
             "INSERT INTO working_memory (scope, content, updated) VALUES (?, ?, ?) "
@@ -267,6 +274,19 @@ def _keywords(text: str, width: int = 40) -> str:
             break
         kept.append(word)
     return _shorten(" ".join(kept), width)  # one word longer than the line is still cut
+
+
+def _same_task(note: str, request: str) -> bool:
+    """Whether a working note (``last task: <goal> → <outcome>``) is about ``request``."""
+    first = note.split("\n", 1)[0].casefold()
+    goal = " ".join(request.split()).casefold()
+    if not first.startswith(_LAST) or not goal:
+        return False
+    shown = first[len(_LAST) :]
+    if shown.startswith(goal + " → "):
+        return True
+    # The note is cut at 100 characters: a long goal shows only as its beginning.
+    return shown.endswith("…") and "→" not in shown and goal.startswith(shown[:-1].rstrip())
 
 
 def _shorten(text: str, width: int) -> str:
