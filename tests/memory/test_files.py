@@ -6,7 +6,7 @@ from pathlib import Path
 
 from lar.memory.agent_memory import AgentMemory
 from lar.memory.files import MemoryFiles
-from lar.memory.store import MemoryStore
+from lar.memory.store import MemoryStore, NewMemory
 
 
 def open_memory(home: Path) -> AgentMemory:
@@ -73,9 +73,38 @@ def test_retention_job_expires_and_audits(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "lar.db", retention={"task": 7})
     import time
 
-    old = store.add("Buy milk.", type="task", created=time.time() - 8 * 86400)
-    keep = store.add("Buy bread.", type="task")
-    assert store.expire() == [old]
+    task = store.add("Buy milk.", type="task")
+    keep = store.add("The bakery closes at noon on Sundays.", type="fact")
+    assert store.expire() == []
+    # Retention counts from when Lar stored the record: a week and a day later the task goes.
+    assert store.expire(now=time.time() + 8 * 86400) == [task]
     assert [r.id for r in store.records()] == [keep]
-    assert store.audit()[-1][1:4] == ("retention", "expire", old)
+    assert store.audit()[-1][1:4] == ("retention", "expire", task)
     store.close()
+
+
+def test_an_archive_imported_with_old_dates_is_kept_and_recalled_as_of_its_end(
+    tmp_path: Path,
+) -> None:
+    from datetime import datetime
+
+    from lar.memory.recall import recall
+
+    store = MemoryStore(tmp_path / "lar.db")
+    may = datetime(2023, 5, 8, 13, 56).timestamp()
+    items = [
+        NewMemory("Caroline: I went to a support group yesterday.", "episode", created=may),
+        NewMemory("Melanie: We went camping at the beach.", "episode", created=may + 60),
+    ]
+    ids = store.add_many(items, actor="import")
+    store.close()
+    # Opening the memory (as every lar command does) expires nothing.
+    mem = open_memory(tmp_path)
+    assert mem.store.expire() == []
+    assert [r.id for r in mem.store.records()] == ids
+    end = datetime(2023, 10, 1).timestamp()
+    found = recall(mem.store, "Where did Melanie go camping?", now=end, log_it=False)
+    assert [r.record.id for r in found] == [ids[1]]
+    assert found[0].record.created == round(may + 60, 6)
+    assert not [a for a in mem.store.audit() if a[2] == "expire"]
+    mem.store.close()

@@ -27,6 +27,16 @@ memory_app = typer.Typer(
 EXPORT_FORMAT = "lar-memory/1"
 
 
+def _when_or_exit(option: str, value: str) -> float:
+    from lar.memory.archive import parse_when
+
+    try:
+        return parse_when(value)
+    except ValueError as exc:
+        print_error(LarError(f"{option}: {exc}"))
+        raise typer.Exit(2) from None
+
+
 @contextmanager
 def _memory() -> Iterator[AgentMemory]:
     """The memory with user edits of the L2/L3 files imported; files regenerated on exit."""
@@ -58,6 +68,13 @@ def add(
             "what you like or avoid, else fact)."
         ),
     ] = None,
+    at: Annotated[
+        str | None,
+        typer.Option(
+            "--at",
+            help="When it happened or was said: 2023-05-07 or 2023-05-07 14:30 (default: now).",
+        ),
+    ] = None,
 ) -> None:
     """Remember something you state ("Remember that …" and the like are taken off; the write
     policy still applies: duplicates merge, a changed fact becomes a new version, volatile
@@ -67,9 +84,15 @@ def add(
     if type is not None and type not in RETENTION_DAYS:
         print_error(LarError(f"--type must be one of {', '.join(RETENTION_DAYS)} (got {type!r})"))
         raise typer.Exit(2)
+    created = _when_or_exit("--at", at) if at else None
     said = statement(" ".join(text.split()))
     with _memory() as memory:
-        outcome = memory.write(said.content, type or said.type, source="cli")  # type: ignore[arg-type]
+        outcome = memory.write(
+            said.content,
+            type or said.type,  # type: ignore[arg-type]
+            source="cli",
+            created=created,
+        )
     if outcome.action == "refused":
         print_error(LarError(f"not stored: {outcome.reason}"))
         raise typer.Exit(1)
@@ -104,13 +127,27 @@ def list_(
 def search(
     query: Annotated[str, typer.Argument(help="A question or words to look for.")],
     k: Annotated[int, typer.Option(min=1, max=100, help="How many results at most.")] = 5,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of",
+            help='Recall as of this date (2023-10-01, or with a time): "last week" and '
+            "decay count from it.",
+        ),
+    ] = None,
 ) -> None:
     """Recall as the agent does: BM25 and meaning fused, a time window if named, a threshold."""
+    from lar.memory.recall import why_nothing
+
+    now = _when_or_exit("--as-of", as_of) if as_of else None
     with _memory() as memory:
         memory.session_id = "cli"
-        found = memory.search(query, k)
+        found = memory.search(query, k, now=now)
+        reason = (
+            "" if found else why_nothing(memory.store, query, now=now, threshold=memory.threshold)
+        )
     if not found:
-        typer.echo("nothing recalled (no memory is close enough)")
+        typer.echo(f"nothing recalled: {reason}")
         return
     table = Table("score", "cosine", "id", "type", "content")
     for r in found:
@@ -187,16 +224,42 @@ def _read_export(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def _is_export(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8") as f:
+            first = next((line for line in f if line.strip()), "")
+        header = json.loads(first)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(header, dict) and "format" in header
+
+
+_IMPORT_BATCH = 200
+
+
 @memory_app.command("import")
 def import_(
-    path: Annotated[Path, typer.Argument(help="A file written by `lar memory export`.")],
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="A file written by `lar memory export`, or dated records: one JSON object "
+            'per line such as {"text": "…", "speaker": "Ana", "at": "2023-05-08 13:56", '
+            '"session": "chat 1"} (text required; at, speaker, session, type optional).'
+        ),
+    ],
 ) -> None:
-    """Add the current records of an export; ones already known are skipped.
+    """Add records to memory, each with its own date; ones already known are skipped.
 
-    The whole file is checked first: a bad line stops the import before anything is stored.
+    Dated records keep their dates (recall can be asked as of any day) and are not expired for
+    being old: retention counts from the import. Lines of a conversation (with a speaker) are
+    indexed with the line they answer. The whole file is checked first: a bad line stops the
+    import before anything is stored.
     """
     from lar.memory import NewMemory
 
+    if not _is_export(path):
+        _import_records(path)
+        return
     try:
         rows = _read_export(path)
     except LarError as exc:
@@ -221,6 +284,54 @@ def import_(
         if fresh:
             memory.store.add_many(fresh, actor="import")
     typer.echo(f"imported {len(fresh)} records ({len(rows) - len(fresh)} skipped) from {path}")
+
+
+def _import_records(path: Path) -> None:
+    from lar.memory.archive import read_records
+
+    try:
+        items = read_records(path)
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(1) from None
+    with _memory() as memory:
+        known = {(r.type, r.content) for r in memory.store.records()}
+        fresh = [item for item in items if (item.type, item.content) not in known]
+        for start in range(0, len(fresh), _IMPORT_BATCH):
+            memory.store.add_many(fresh[start : start + _IMPORT_BATCH], actor="import")
+            if len(fresh) > _IMPORT_BATCH:
+                done = min(start + _IMPORT_BATCH, len(fresh))
+                typer.echo(f"  {done}/{len(fresh)} stored", err=True)
+    dated = [item.created for item in fresh if item.created is not None]
+    span = ""
+    if dated:
+        span = f", dated {_day(min(dated))} to {_day(max(dated))}"
+    typer.echo(
+        f"imported {len(fresh)} records ({len(items) - len(fresh)} already known){span} from {path}"
+    )
+
+
+def _day(ts: float) -> str:
+    return time.strftime("%Y-%m-%d", time.localtime(ts))
+
+
+@memory_app.command("expire")
+def expire(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only say what would expire.")] = False,
+) -> None:
+    """Run the retention job: hide what is past its retention (memory.retention_days), counted
+    from when Lar stored it. Recall never returns such records anyway; this records it."""
+    with _memory() as memory:
+        if dry_run:
+            rows = memory.store.db.execute(
+                "SELECT count(*) FROM memories WHERE forgotten = 0 AND retention_days IS NOT "
+                "NULL AND COALESCE(stored, created) + retention_days * 86400.0 <= ?",
+                (time.time(),),
+            ).fetchone()
+            typer.echo(f"{rows[0]} records would expire")
+            return
+        gone = memory.store.expire()
+    typer.echo(f"expired {len(gone)} records")
 
 
 @memory_app.command("consolidate")

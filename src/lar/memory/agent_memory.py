@@ -72,7 +72,6 @@ class AgentMemory:
 
     def __post_init__(self) -> None:
         self.store.db.executescript(WORKING_SCHEMA)
-        self.store.expire()
         if self.files is not None:
             self.files.import_edits()
             self.files.export(self.index_lines())
@@ -100,11 +99,20 @@ class AgentMemory:
         self.read_outside = False
         return self.search(text, log_it=log_it)
 
-    def search(self, query: str, k: int | None = None, *, log_it: bool = True) -> list[Recalled]:
+    def search(
+        self,
+        query: str,
+        k: int | None = None,
+        *,
+        log_it: bool = True,
+        now: float | None = None,
+    ) -> list[Recalled]:
+        """Recall for ``query`` as of ``now`` (default: the present)."""
         return recall(
             self.store,
             query,
             k=k or self.k,
+            now=now,
             threshold=self.threshold,
             session_id=self.session_id,
             redact=self.redact,
@@ -197,7 +205,11 @@ class AgentMemory:
             )
         return self.write(fact, type, source=f"model:{self.session_id}")
 
-    def write(self, content: str, type: MemoryType, *, source: str) -> MemoryWritten:
+    def write(
+        self, content: str, type: MemoryType, *, source: str, created: float | None = None
+    ) -> MemoryWritten:
+        """Store ``content`` by the write policy; ``created`` is when it was true or said
+        (default: now)."""
         if self.redact(content) != content:
             return MemoryWritten("refused", self.redact(content), reason="holds a secret")
         if why := volatile(content):
@@ -224,10 +236,16 @@ class AgentMemory:
                     supersedes=record.id,
                     actor=source,
                     session_id=self.session_id,
+                    created=created,
                 )
                 return MemoryWritten("superseded", content, new, record.id)
         new = self.store.add(
-            content, type=type, source=source, actor=source, session_id=self.session_id
+            content,
+            type=type,
+            source=source,
+            actor=source,
+            session_id=self.session_id,
+            created=created,
         )
         return MemoryWritten("stored", content, new)
 

@@ -37,6 +37,8 @@ RETENTION_DAYS: dict[str, int | None] = {
     "skill": None,
 }
 _GENESIS = "0" * 64
+KEPT_FROM = "COALESCE(stored, created)"
+"""The moment a record's retention counts from: when it was stored (older rows: created)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
@@ -56,15 +58,12 @@ CREATE TABLE IF NOT EXISTS memories (
     superseded_by TEXT,
     forgotten INTEGER NOT NULL DEFAULT 0,
     prev_hash TEXT NOT NULL,
-    chain_hash TEXT NOT NULL
+    chain_hash TEXT NOT NULL,
+    context TEXT NOT NULL DEFAULT '',
+    speaker TEXT NOT NULL DEFAULT '',
+    stored REAL
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
-    content, content='memories', content_rowid='seq'
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS memories_vocab USING fts5vocab(memories_fts, 'row');
-CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
-    INSERT INTO memories_fts(rowid, content) VALUES (new.seq, new.content);
-END;
+{fts}
 CREATE TABLE IF NOT EXISTS memory_audit (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     at REAL NOT NULL,
@@ -89,6 +88,20 @@ CREATE TABLE IF NOT EXISTS memory_recalls (
     results TEXT NOT NULL
 );
 """
+
+
+# The words of a memory and of the turn it answers, stemmed (Porter: "volunteering" finds
+# "volunteered"); the context column is weighed less in ranking (recall.CONTEXT_WEIGHT).
+_FTS_STATEMENTS = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(content, context, "
+    "content='memories', content_rowid='seq', tokenize='porter unicode61')",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS memories_vocab USING fts5vocab(memories_fts, 'row')",
+    "CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN "
+    "INSERT INTO memories_fts(rowid, content, context) VALUES (new.seq, new.content, "
+    "new.context); END",
+)
+_FTS = "".join(f"{statement};\n" for statement in _FTS_STATEMENTS)
+_SCHEMA = _SCHEMA.replace("{fts}", _FTS)
 
 
 class MemoryError_(LarError):  # noqa: N801 - MemoryError is a builtin
@@ -119,7 +132,12 @@ class NewMemory:
     source: str = "user"
     confidence: float = 1.0
     created: float | None = None
+    """When it happened or was said (an imported chat keeps its own dates); default: now."""
     session_id: str = ""
+    context: str = ""
+    """Text it is found by besides its own: in a conversation, the turn it answers."""
+    speaker: str = ""
+    """Who said it, when it comes from a conversation with named speakers."""
 
 
 @dataclass(slots=True)
@@ -147,7 +165,7 @@ def _chain(prev: str, fields: dict[str, object]) -> str:
 _CHAINED = ("id", "type", "sha256", "source", "created", "supersedes")
 _SEALED = (
     "id, type, sha256, source, confidence, created, retention_days, session_id, supersedes, "
-    "superseded_by, forgotten, prev_hash, chain_hash"
+    "superseded_by, forgotten, prev_hash, chain_hash, stored, speaker, context"
 )
 _TRIGGERS = ("memories_ai", "memory_audit_append_only", "memory_audit_no_delete")
 
@@ -191,6 +209,8 @@ class MemoryStore:
         self.retention = {**RETENTION_DAYS, **(retention or {})}
         self.embedder: CachedEmbedder | None = None
         self.vectors: VectorIndex | None = None
+        self._speakers: set[str] = set()
+        self._speakers_seen = 0  # the last seq whose speaker is in _speakers
         if embedder is not None:
             self.embedder = CachedEmbedder(embedder, self.db)
             index_path = index_dir / f"vectors-{embedder.name}.usearch" if index_dir else None
@@ -198,16 +218,42 @@ class MemoryStore:
             self._backfill()
 
     def _migrate(self) -> None:
-        """Give older databases the seal column, and seal their records once (trusting what
-        they hold at that moment: there was nothing to check them against before)."""
+        """Bring older databases up to date: the seal column (records sealed once, trusting
+        what they hold at that moment: there was nothing to check them against before); the
+        context, speaker and stored columns (records resealed over them; ``stored`` of an old
+        record is its ``created``); a stemmed index over content and context."""
         columns = {r[1] for r in self.db.execute("PRAGMA table_info(memories)")}
-        if "seal" not in columns:
-            try:
-                self.db.execute("ALTER TABLE memories ADD COLUMN seal TEXT")
-            except sqlite3.OperationalError:
-                pass  # another process added it meanwhile
-        if self.db.execute("SELECT 1 FROM memories WHERE seal IS NULL LIMIT 1").fetchone():
-            with self.db.transaction():
+        added = False
+        for column, kind in (
+            ("seal", "TEXT"),
+            ("context", "TEXT NOT NULL DEFAULT ''"),
+            ("speaker", "TEXT NOT NULL DEFAULT ''"),
+            ("stored", "REAL"),
+        ):
+            if column not in columns:
+                try:
+                    self.db.execute(f"ALTER TABLE memories ADD COLUMN {column} {kind}")
+                    added = column != "seal"
+                except sqlite3.OperationalError:
+                    pass  # another process added it meanwhile
+        fts = self.db.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'memories_fts'"
+        ).fetchone()
+        with self.db.transaction():
+            if fts is not None and "context" not in fts[0]:
+                for statement in (
+                    "DROP TRIGGER IF EXISTS memories_ai",
+                    "DROP TABLE IF EXISTS memories_vocab",
+                    "DROP TABLE IF EXISTS memories_fts",
+                    *_FTS_STATEMENTS,
+                ):
+                    self.db.execute(statement)
+                self.db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
+            if added:
+                self.db.execute("UPDATE memories SET stored = created WHERE stored IS NULL")
+                for (mid,) in self.db.execute("SELECT id FROM memories").fetchall():
+                    self._seal(mid)
+            elif self.db.execute("SELECT 1 FROM memories WHERE seal IS NULL LIMIT 1").fetchone():
                 for (mid,) in self.db.execute("SELECT id FROM memories WHERE seal IS NULL"):
                     self._seal(mid)
 
@@ -253,6 +299,19 @@ class MemoryStore:
                             "VALUES (?, ?, ?)",
                             (seq, self.embedder.name, sha),
                         )
+
+    def speakers(self) -> set[str]:
+        """The names of everyone whose words are stored (kept up to date incrementally)."""
+        top = self.db.execute("SELECT max(seq) FROM memories").fetchone()[0] or 0
+        if top > self._speakers_seen:
+            rows = self.db.execute(
+                "SELECT DISTINCT speaker FROM memories WHERE seq > ? AND seq <= ? "
+                "AND speaker != ''",
+                (self._speakers_seen, top),
+            ).fetchall()
+            self._speakers.update(r[0] for r in rows)
+            self._speakers_seen = top
+        return self._speakers
 
     def close(self) -> None:
         if self.vectors is not None:
@@ -319,8 +378,9 @@ class MemoryStore:
                 chain = _chain(prev, fields)
                 cur = self.db.execute(
                     "INSERT INTO memories (id, type, content, sha256, source, confidence, "
-                    "created, retention_days, session_id, supersedes, prev_hash, chain_hash) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "created, retention_days, session_id, supersedes, prev_hash, chain_hash, "
+                    "stored, context, speaker) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         memory_id,
                         item.type,
@@ -334,6 +394,9 @@ class MemoryStore:
                         supersedes,
                         prev,
                         chain,
+                        now,
+                        item.context.strip(),
+                        item.speaker.strip(),
                     ),
                 )
                 if self.embedder is not None:
@@ -360,11 +423,14 @@ class MemoryStore:
         return ids
 
     def expire(self, now: float | None = None) -> list[str]:
-        """The retention job: hide records past their retention (audited as ``expire``)."""
+        """The retention job: hide records past their retention (audited as ``expire``).
+
+        Retention counts from when Lar stored a record, not from the date it carries: an
+        archive imported with 2023 dates is kept as long as anything else Lar is given."""
         now = time.time() if now is None else now
         rows = self.db.execute(
             "SELECT id FROM memories WHERE forgotten = 0 AND retention_days IS NOT NULL "
-            "AND created + retention_days * 86400.0 <= ?",
+            f"AND {KEPT_FROM} + retention_days * 86400.0 <= ?",
             (now,),
         ).fetchall()
         for (memory_id,) in rows:
