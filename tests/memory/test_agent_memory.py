@@ -357,3 +357,38 @@ def test_asking_the_last_task_again_leaves_its_note_out_of_the_prompt(lar_home: 
     mem.save_working(long, "done")
     assert mem.working(long) == "" and mem.working(long[:40]) != ""
     agent.close()
+
+
+def test_real_conversation_lines_never_supersede_each_other(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    """41 turns of a real chat, each with its "[10:37 am on 27 June, 2023] Speaker:" label, as
+    `lar memory add` stores them: "am", the date, the speaker label or a "Wow, Mel," are no
+    subject, so none replaces another (the old rule replaced 8 of them)."""
+    fixture = Path(__file__).parent / "fixtures" / "locomo_lines.json"
+    lines = json.loads(fixture.read_text())["lines"]
+    mem = AgentMemory(MemoryStore(tmp_path / "lar.db", minilm))
+    outcomes = [mem.write(line, "fact", source="cli") for line in lines]
+    assert [o.content for o in outcomes if o.action == "superseded"] == []
+    assert len(mem.store.records()) == len(lines)
+    # ... while a changed fact about one named thing still becomes a new version
+    first = mem.write("My manager is Priya.", "fact", source="cli")
+    second = mem.write("My manager is Carlos.", "fact", source="cli")
+    assert second.action == "superseded" and second.replaced == first.memory_id
+    mem.store.close()
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "same"),
+    [
+        ("[10:37 am on 27 June, 2023] Melanie: Hey!", "[10:37 am on 27 June, 2023] Mel: Hi!", 0),
+        ("At 9 am on May 8 I am off.", "At 9 am on May 8 I am in.", 0),
+        ("Wow, Caroline, that's awesome!", "Wow, Caroline, that's great!", 0),
+        ("I live in Lisbon.", "I live in Porto.", 1),
+        ("Caroline: My sister is a nurse.", "Caroline: My sister is a teacher.", 1),
+    ],
+)
+def test_time_words_labels_and_greetings_are_no_frame(old: str, new: str, same: int) -> None:
+    from lar.memory.agent_memory import _same_frame
+
+    assert _same_frame(old, new) == bool(same)

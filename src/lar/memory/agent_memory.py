@@ -260,9 +260,29 @@ class AgentMemory:
         return top.record, float(top.cosine or 0.0)
 
 
+# What says nothing about what a statement is about: a leading "[10:37 am on 8 May, 2023]" or
+# "Caroline:" label, numbers, and words of time ("am" in "10:37 am" is not the verb "I am").
+_LABEL = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}:\s+)?")
+_TIME_WORDS = frozenset(
+    "am pm a.m p.m on at o'clock today yesterday tomorrow tonight morning afternoon evening "
+    "night week weekend month year monday tuesday wednesday thursday friday saturday sunday "
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+# Leading interjections and a name called ("Wow, Caroline, that's …"): greetings, not subjects.
+_HAIL = re.compile(
+    r"^(?:(?:wow|oh|hey|hi|hello|yeah|yes|no|ok|okay|thanks|thank you|well|haha|aw+|awesome"
+    r"|great|congrats|sure|cool)\b[\s,!.]*)+(?:[A-Z]\w*[,!.]\s*)?",
+    re.I,
+)
+# Words that take no part in a frame: "I'm so happy" and "I'm so tired" are not one fact.
+_COPULAS = frozenset("is are am was were 'm 're 's has have".split())
+
+
 def _frame(text: str) -> list[str]:
+    text = _HAIL.sub("", _LABEL.sub("", text, count=1), count=1)
     words = re.findall(r"[\w]+|'[a-z]+", _FILLER.sub(" ", text.lower()))
-    return [w for w in words if w]
+    return [w for w in words if w and not w.isdigit() and w not in _TIME_WORDS]
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -279,7 +299,15 @@ def _same_frame(old: str, new: str) -> bool:
         if x != y:
             break
         shared += 1
-    return shared >= _FRAME_WORDS and any(w in _FRAME_VERBS for w in a[:shared])
+    start = a[:shared]
+    verbs = [i for i, w in enumerate(start) if w in _FRAME_VERBS]
+    # The shared start must say what is stated ("my manager IS", "I LIVE in") about something
+    # it names before or in its verb ("manager", "live"); "that's …" names nothing.
+    return (
+        shared >= _FRAME_WORDS
+        and bool(verbs)
+        and any(w not in STOPWORDS and w not in _COPULAS for w in start[: verbs[0] + 1])
+    )
 
 
 def _keywords(text: str, width: int = 40) -> str:
