@@ -115,3 +115,93 @@ def test_add_takes_the_framing_off_and_types_what_you_state(lar_home: Path, tmp_
     assert lar("memory", "export", str(out), home=lar_home).returncode == 0
     added = [json.loads(line) for line in out.read_text().splitlines()[1:]]
     assert ("fact", "I like jazz.") in [(r["type"], r["content"]) for r in added]
+
+
+def test_add_at_a_date_keeps_it(lar_home: Path, tmp_path: Path) -> None:
+    from datetime import datetime
+
+    added = lar(
+        "memory",
+        "add",
+        "--at",
+        "2023-05-07",
+        "I ran a charity race for mental health.",
+        home=lar_home,
+    )
+    assert added.returncode == 0, added.stderr
+    assert "2023-05-07" in lar("memory", "list", home=lar_home).stdout
+    out = tmp_path / "mem.jsonl"
+    assert lar("memory", "export", str(out), home=lar_home).returncode == 0
+    row = json.loads(out.read_text().splitlines()[1])
+    assert row["created"] == datetime(2023, 5, 7).timestamp()
+    # "last week", as of a day in May 2023, is the week of the race
+    found = lar(
+        "memory", "search", "What did I do last week?", "--as-of", "2023-05-10", home=lar_home
+    )
+    assert added.stdout.strip() in found.stdout
+    bad = lar("memory", "add", "--at", "last tuesday", "I ran a race.", home=lar_home)
+    assert bad.returncode == 2 and "--at: 'last tuesday' is not a date" in bad.stderr
+
+
+def test_search_says_why_nothing_came_back(lar_home: Path) -> None:
+    empty = lar("memory", "search", "where do I live?", home=lar_home)
+    assert "nothing recalled: nothing is stored yet" in empty.stdout
+    city = lar("memory", "add", "I live in Lisbon.", home=lar_home).stdout.strip()
+    far = lar("memory", "search", "quantum chromodynamics", home=lar_home).stdout
+    assert "nothing recalled: none of the 1 current memories is close enough" in far
+    assert f"the best, {city}, has cosine" in far and "below the threshold 0.25" in far
+    lar("memory", "forget", city, home=lar_home)
+    gone = lar("memory", "search", "where do I live?", home=lar_home).stdout
+    assert "none of the 1 stored memories is current" in gone
+
+
+def test_import_a_dated_conversation(lar_home: Path, tmp_path: Path) -> None:
+    turns = [
+        ("Caroline", "How did your family handle the accident?", "2023-05-08 13:56"),
+        ("Melanie", "We stayed calm and the kids were fine, luckily.", "2023-05-08 13:57"),
+        ("Caroline", "I started painting again last week.", "2023-06-20 10:00"),
+    ]
+    path = tmp_path / "chat.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"speaker": s, "text": t, "at": at, "session": at[:10]}) + "\n"
+            for s, t, at in turns
+        )
+    )
+    done = lar("memory", "import", str(path), home=lar_home)
+    assert done.returncode == 0, done.stderr
+    assert "imported 3 records (0 already known), dated 2023-05-08 to 2023-06-20" in done.stdout
+    again = lar("memory", "import", str(path), home=lar_home)
+    assert "imported 0 records (3 already known)" in again.stdout
+    out = tmp_path / "mem.jsonl"
+    assert lar("memory", "export", str(out), home=lar_home).returncode == 0
+    ids = {
+        json.loads(line).get("content", "")[:7]: json.loads(line).get("id")
+        for line in out.read_text().splitlines()[1:]
+    }
+    # the reply is found by the words of the question it answers, with the question
+    found = lar(
+        "memory",
+        "search",
+        "How did Melanie's family handle the accident?",
+        "--k",
+        "2",
+        "--as-of",
+        "2023-07-01",
+        home=lar_home,
+    ).stdout
+    assert ids["Melanie"] in found
+    listed = lar("memory", "list", home=lar_home).stdout
+    assert "2023-05-08" in listed and "2023-06-20" in listed
+    # old dates are data: the retention job keeps them (retention counts from the import)
+    assert "expired 0 records" in lar("memory", "expire", home=lar_home).stdout
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        json.dumps({"text": "Fine line.", "at": "2023-01-02"})
+        + "\n"
+        + json.dumps({"text": "Bad date.", "at": "soon"})
+        + "\n"
+    )
+    result = lar("memory", "import", str(bad), home=lar_home)
+    assert result.returncode == 1 and f"{bad}: line 2: 'at': 'soon' is not a date" in result.stderr
+    assert "Fine line" not in lar("memory", "list", home=lar_home).stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,78 @@ def test_an_older_database_is_sealed_once_and_then_checked(tmp_path: Path) -> No
     assert again.verify() == []
     again.db.execute("UPDATE memories SET superseded_by = 'm_x' WHERE id = ?", (mid,))
     assert [p.kind for p in again.verify()] == ["state_changed"]
+
+
+def test_a_database_from_before_dates_and_context_is_brought_up_to_date(tmp_path: Path) -> None:
+    """A lar.db written before the stored/context/speaker columns and the stemmed index: its
+    records are kept, resealed, indexed with stems, and count retention from their date."""
+    path = tmp_path / "lar.db"
+    db = sqlite3.connect(path)
+    db.executescript(
+        """
+        CREATE TABLE memories (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, type TEXT NOT NULL,
+            content TEXT NOT NULL, sha256 TEXT NOT NULL, source TEXT NOT NULL DEFAULT '',
+            confidence REAL NOT NULL DEFAULT 1.0, created REAL NOT NULL,
+            access_level TEXT NOT NULL DEFAULT 'private', retention_days INTEGER,
+            agent_id TEXT NOT NULL DEFAULT '', session_id TEXT NOT NULL DEFAULT '',
+            supersedes TEXT, superseded_by TEXT, forgotten INTEGER NOT NULL DEFAULT 0,
+            prev_hash TEXT NOT NULL, chain_hash TEXT NOT NULL, seal TEXT
+        );
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            content, content='memories', content_rowid='seq'
+        );
+        CREATE VIRTUAL TABLE memories_vocab USING fts5vocab(memories_fts, 'row');
+        CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts(rowid, content) VALUES (new.seq, new.content);
+        END;
+        """
+    )
+    db.close()
+    # Records written the old way: through today's code with the old tables in place.
+    from lar.memory import store as store_module
+
+    real = store_module.MemoryStore._migrate
+    store_module.MemoryStore._migrate = lambda self: None  # type: ignore[method-assign]
+    try:
+        old = MemoryStore(path)
+        old.db.execute(
+            "INSERT INTO memories (id, type, content, sha256, source, created, prev_hash, "
+            "chain_hash) VALUES ('m_old', 'fact', 'We volunteered at the shelter.', "
+            "'x', 'user', 1.0, 'p', 'c')"
+        )
+        old.close()
+    finally:
+        store_module.MemoryStore._migrate = real  # type: ignore[method-assign]
+    store = MemoryStore(path)
+    columns = {r[1] for r in store.db.execute("PRAGMA table_info(memories)")}
+    assert {"context", "speaker", "stored"} <= columns
+    assert store.db.execute("SELECT stored FROM memories").fetchone()[0] == 1.0
+    # resealed: only the hand-made hash and chain are reported, not a broken seal
+    assert "state_changed" not in {p.kind for p in store.verify()}
+    # the rebuilt index is stemmed: "volunteering" finds "volunteered"
+    assert [r.record.id for r in recall(store, "volunteering", now=2.0, log_it=False)] == ["m_old"]
+    store.close()
+
+
+def test_context_finds_a_reply_by_the_words_of_its_question(tmp_path: Path) -> None:
+    from lar.memory.recall import bm25_ranked
+    from lar.memory.store import NewMemory
+
+    store = MemoryStore(tmp_path / "lar.db")
+    reply, other = store.add_many(
+        [
+            NewMemory(
+                "Melanie: We stayed calm and the kids were fine.",
+                "episode",
+                context="Caroline: How did your family handle the accident?",
+                speaker="Melanie",
+            ),
+            NewMemory("Melanie: The kids were fine at the pool.", "episode", speaker="Melanie"),
+        ]
+    )
+    seqs = bm25_ranked(store, "the accident", 5, now=time.time())
+    ids = dict(store.db.execute("SELECT seq, id FROM memories").fetchall())
+    assert [ids[s] for s in seqs] == [reply]
+    assert store.speakers() == {"Melanie"}
+    store.close()
