@@ -5,7 +5,8 @@
 Memories are sentences built from templates (2,000 distinct ones, encoded by the real
 all-MiniLM-L6-v2), each stored many times with a different note number; its vector is the
 sentence's vector plus a little noise, put in the embedding cache first so that filling the store
-does not take hours of encoding. Queries are other sentences, encoded before timing (a warm
+does not take hours of encoding. Each memory is indexed with the one before it as its context, as
+the turns of an imported conversation are. Queries are other sentences, encoded before timing (a warm
 embedding cache); the cost of encoding a new query is measured on its own row. Writes the
 table into BENCHMARKS.md (section recall).
 """
@@ -104,7 +105,13 @@ def run(
     t0 = time.perf_counter()
     batch = 1000
     for start in range(0, size, batch):
-        store.add_many([NewMemory(t, "fact", "bench") for t in texts[start : start + batch]])
+        # Each memory is indexed with the one before it, as an imported conversation is.
+        store.add_many(
+            [
+                NewMemory(t, "episode", "bench", context=texts[i - 1] if i else "")
+                for i, t in enumerate(texts[start : start + batch], start)
+            ]
+        )
     insert_rate = size / (time.perf_counter() - t0)
     t0 = time.perf_counter()
     if store.vectors is not None:

