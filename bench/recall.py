@@ -6,9 +6,9 @@ Memories are sentences built from templates (2,000 distinct ones, encoded by the
 all-MiniLM-L6-v2), each stored many times with a different note number; its vector is the
 sentence's vector plus a little noise, put in the embedding cache first so that filling the store
 does not take hours of encoding. Each memory is indexed with the one before it as its context, as
-the turns of an imported conversation are. Queries are other sentences, encoded before timing (a warm
-embedding cache); the cost of encoding a new query is measured on its own row. Writes the
-table into BENCHMARKS.md (section recall).
+the turns of an imported conversation are. Queries are other sentences, encoded before timing
+(a warm embedding cache); the cost of encoding a new query is measured on its own row. Writes
+the table into BENCHMARKS.md (section recall).
 """
 
 from __future__ import annotations
