@@ -6,8 +6,8 @@ names a time ("on March 14", "last week") — from the memories dated in that wi
 scores are fused: BM25 scaled by the best BM25 score, plus half the cosine scaled over the
 vector candidates, plus a bonus for the time window and for memories said by a speaker the
 question names. Fusing scores rather than ranks keeps a list's clear winner on top: on LoCoMo's
-dev half, rank fusion (RRF) lost evidence that BM25 alone found on one question in five
-(bench/locomo_recall.py; docs/memory.md has the ablation). A candidate must reach a cosine
+dev half, rank fusion (RRF) found less evidence than one of its own two lists on one question
+in five (bench/locomo_recall.py; docs/memory.md has the ablation). A candidate must reach a cosine
 similarity threshold to be returned (empty beats wrong), and its fused score is weighed by a
 type-specific time decay. Every recall is logged with its scores in ``memory_recalls``.
 """

@@ -239,8 +239,12 @@ class MemoryStore:
         fts = self.db.execute(
             "SELECT sql FROM sqlite_master WHERE name = 'memories_fts'"
         ).fetchone()
+        rebuild = fts is not None and "context" not in fts[0]
+        unsealed = self.db.execute("SELECT 1 FROM memories WHERE seal IS NULL LIMIT 1").fetchone()
+        if not (rebuild or added or unsealed):
+            return
         with self.db.transaction():
-            if fts is not None and "context" not in fts[0]:
+            if rebuild:
                 for statement in (
                     "DROP TRIGGER IF EXISTS memories_ai",
                     "DROP TABLE IF EXISTS memories_vocab",
@@ -251,11 +255,9 @@ class MemoryStore:
                 self.db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
             if added:
                 self.db.execute("UPDATE memories SET stored = created WHERE stored IS NULL")
-                for (mid,) in self.db.execute("SELECT id FROM memories").fetchall():
-                    self._seal(mid)
-            elif self.db.execute("SELECT 1 FROM memories WHERE seal IS NULL LIMIT 1").fetchone():
-                for (mid,) in self.db.execute("SELECT id FROM memories WHERE seal IS NULL"):
-                    self._seal(mid)
+            where = "" if added else " WHERE seal IS NULL"
+            for (mid,) in self.db.execute(f"SELECT id FROM memories{where}").fetchall():
+                self._seal(mid)
 
     def _seal_of(self, row: Sequence[object]) -> str:
         data = json.dumps(list(row), separators=(",", ":"), ensure_ascii=False)
