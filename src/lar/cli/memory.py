@@ -28,7 +28,7 @@ EXPORT_FORMAT = "lar-memory/1"
 
 
 def _when_or_exit(option: str, value: str) -> float:
-    from lar.memory.archive import parse_when
+    from lar.memory import parse_when
 
     try:
         return parse_when(value)
@@ -137,7 +137,7 @@ def search(
     ] = None,
 ) -> None:
     """Recall as the agent does: BM25 and meaning fused, a time window if named, a threshold."""
-    from lar.memory.recall import why_nothing
+    from lar.memory import why_nothing
 
     now = _when_or_exit("--as-of", as_of) if as_of else None
     with _memory() as memory:
@@ -287,7 +287,7 @@ def import_(
 
 
 def _import_records(path: Path) -> None:
-    from lar.memory.archive import read_records
+    from lar.memory import read_records
 
     try:
         items = read_records(path)

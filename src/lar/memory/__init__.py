@@ -10,9 +10,11 @@ from lar._lazy import lazy_exports
 if TYPE_CHECKING:
     from lar.config import LarConfig
     from lar.memory.agent_memory import AgentMemory
+    from lar.memory.archive import parse_when, read_records
     from lar.memory.consolidate import due_sessions
     from lar.memory.embed import Embedder, EmbedderMissing, minilm_dir
     from lar.memory.policy import Statement, statement
+    from lar.memory.recall import why_nothing
     from lar.memory.store import RETENTION_DAYS, MemoryStore, NewMemory
 
 __all__ = [
@@ -27,6 +29,9 @@ __all__ = [
     "due_sessions",
     "Statement",
     "statement",
+    "parse_when",
+    "read_records",
+    "why_nothing",
 ]
 
 __getattr__, __dir__ = lazy_exports(
@@ -40,6 +45,9 @@ __getattr__, __dir__ = lazy_exports(
         "due_sessions": "lar.memory.consolidate",
         "Statement": "lar.memory.policy",
         "statement": "lar.memory.policy",
+        "parse_when": "lar.memory.archive",
+        "read_records": "lar.memory.archive",
+        "why_nothing": "lar.memory.recall",
     },
 )
 
