@@ -385,6 +385,7 @@ def test_real_conversation_lines_never_supersede_each_other(
         ("At 9 am on May 8 I am off.", "At 9 am on May 8 I am in.", 0),
         ("Wow, Caroline, that's awesome!", "Wow, Caroline, that's great!", 0),
         ("I live in Lisbon.", "I live in Porto.", 1),
+        ("I work at Tidewell.", "I work at Acme on Mondays.", 1),
         ("Caroline: My sister is a nurse.", "Caroline: My sister is a teacher.", 1),
     ],
 )

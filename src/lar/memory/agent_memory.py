@@ -264,7 +264,7 @@ class AgentMemory:
 # "Caroline:" label, numbers, and words of time ("am" in "10:37 am" is not the verb "I am").
 _LABEL = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}:\s+)?")
 _TIME_WORDS = frozenset(
-    "am pm a.m p.m on at o'clock today yesterday tomorrow tonight morning afternoon evening "
+    "am pm a.m p.m o'clock today yesterday tomorrow tonight morning afternoon evening "
     "night week weekend month year monday tuesday wednesday thursday friday saturday sunday "
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec".split()
