@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import ROOT, write_section  # noqa: E402
 
 from lar.evals.locomo import CATEGORIES, Conversation, evaluate, load_locomo  # noqa: E402
+from lar.evals.recall import memory_ids  # noqa: E402
 from lar.memory.embed import MiniLMEmbedder  # noqa: E402
 from lar.memory.recall import bm25_ranked, recall, vector_ranked  # noqa: E402
 from lar.memory.store import MemoryStore, NewMemory  # noqa: E402
@@ -31,14 +32,6 @@ from lar.memory.store import MemoryStore, NewMemory  # noqa: E402
 DATA = ROOT.parent / "shared" / "corpora" / "locomo-dev" / "locomo5_dev.json"
 DEV = ("conv-26", "conv-30", "conv-41")
 COLUMNS = (*CATEGORIES.values(), "all")
-
-
-def _ids(store: MemoryStore, seqs: list[int]) -> list[str]:
-    if not seqs:
-        return []
-    marks = ",".join("?" * len(seqs))
-    found = dict(store.db.execute(f"SELECT seq, id FROM memories WHERE seq IN ({marks})", seqs))
-    return [found[s] for s in seqs]
 
 
 def main() -> None:
@@ -92,10 +85,10 @@ def main() -> None:
             return [r.record.id for r in found]
 
         methods = {
-            "BM25 alone": lambda c, q, k: _ids(
+            "BM25 alone": lambda c, q, k: memory_ids(
                 stores[c.sample_id], bm25_ranked(stores[c.sample_id], q, k, c.end)
             ),
-            "vectors alone": lambda c, q, k: _ids(
+            "vectors alone": lambda c, q, k: memory_ids(
                 stores[c.sample_id], vector_ranked(stores[c.sample_id], q, k, c.end)
             ),
             "Lar recall": lar,

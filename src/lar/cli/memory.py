@@ -17,7 +17,7 @@ from lar.cli.render import print_error, short
 from lar.errors import LarError
 
 if TYPE_CHECKING:
-    from lar.memory import AgentMemory
+    from lar.memory import AgentMemory, NewMemory
 
 __all__ = ["memory_app"]
 
@@ -265,25 +265,34 @@ def import_(
     except LarError as exc:
         print_error(exc)
         raise typer.Exit(1) from None
+    items = [
+        NewMemory(
+            r["content"],
+            r["type"],
+            f"import:{r.get('source', '')}"[:200],
+            float(r.get("confidence", 1.0)),
+            r.get("created"),
+            str(r.get("session_id", "")),
+        )
+        for r in rows
+        if not r.get("forgotten") and not r.get("superseded_by")
+    ]
+    fresh = _store_new(items)
+    typer.echo(f"imported {len(fresh)} records ({len(rows) - len(fresh)} skipped) from {path}")
+
+
+def _store_new(items: list[NewMemory]) -> list[NewMemory]:
+    """Store the items memory does not hold yet (same type and content), in batches with
+    progress; returns those stored."""
     with _memory() as memory:
         known = {(r.type, r.content) for r in memory.store.records()}
-        fresh = [
-            NewMemory(
-                r["content"],
-                r["type"],
-                f"import:{r.get('source', '')}"[:200],
-                float(r.get("confidence", 1.0)),
-                r.get("created"),
-                str(r.get("session_id", "")),
-            )
-            for r in rows
-            if not r.get("forgotten")
-            and not r.get("superseded_by")
-            and (r["type"], r["content"].strip()) not in known
-        ]
-        if fresh:
-            memory.store.add_many(fresh, actor="import")
-    typer.echo(f"imported {len(fresh)} records ({len(rows) - len(fresh)} skipped) from {path}")
+        fresh = [item for item in items if (item.type, item.content.strip()) not in known]
+        for start in range(0, len(fresh), _IMPORT_BATCH):
+            memory.store.add_many(fresh[start : start + _IMPORT_BATCH], actor="import")
+            if len(fresh) > _IMPORT_BATCH:
+                done = min(start + _IMPORT_BATCH, len(fresh))
+                typer.echo(f"  {done}/{len(fresh)} stored", err=True)
+    return fresh
 
 
 def _import_records(path: Path) -> None:
@@ -294,14 +303,7 @@ def _import_records(path: Path) -> None:
     except LarError as exc:
         print_error(exc)
         raise typer.Exit(1) from None
-    with _memory() as memory:
-        known = {(r.type, r.content) for r in memory.store.records()}
-        fresh = [item for item in items if (item.type, item.content) not in known]
-        for start in range(0, len(fresh), _IMPORT_BATCH):
-            memory.store.add_many(fresh[start : start + _IMPORT_BATCH], actor="import")
-            if len(fresh) > _IMPORT_BATCH:
-                done = min(start + _IMPORT_BATCH, len(fresh))
-                typer.echo(f"  {done}/{len(fresh)} stored", err=True)
+    fresh = _store_new(items)
     dated = [item.created for item in fresh if item.created is not None]
     span = ""
     if dated:

@@ -21,7 +21,7 @@ from lar.errors import LarError
 from lar.memory.recall import bm25_ranked, recall, vector_ranked
 from lar.memory.store import MemoryStore, NewMemory
 
-__all__ = ["RecallSet", "Question", "load_set", "ingest", "score", "METHODS"]
+__all__ = ["RecallSet", "Question", "load_set", "ingest", "score", "METHODS", "memory_ids"]
 
 
 class RecallSetError(LarError):
@@ -91,7 +91,8 @@ def ingest(rs: RecallSet, store: MemoryStore) -> None:
 Method = Callable[[MemoryStore, str, int, float], list[str]]
 
 
-def _ids(store: MemoryStore, seqs: list[int]) -> list[str]:
+def memory_ids(store: MemoryStore, seqs: list[int]) -> list[str]:
+    """The ids of memories given by seq, in the same order."""
     if not seqs:
         return []
     marks = ",".join("?" * len(seqs))
@@ -100,8 +101,8 @@ def _ids(store: MemoryStore, seqs: list[int]) -> list[str]:
 
 
 METHODS: dict[str, Method] = {
-    "BM25 alone": lambda st, q, k, now: _ids(st, bm25_ranked(st, q, k, now)),
-    "vectors alone": lambda st, q, k, now: _ids(st, vector_ranked(st, q, k, now)),
+    "BM25 alone": lambda st, q, k, now: memory_ids(st, bm25_ranked(st, q, k, now)),
+    "vectors alone": lambda st, q, k, now: memory_ids(st, vector_ranked(st, q, k, now)),
     "Lar recall": lambda st, q, k, now: [
         r.record.id for r in recall(st, q, k=k, now=now, log_it=False)
     ],
