@@ -35,6 +35,7 @@ __all__ = [
     "ModelConfig",
     "CatalogOverride",
     "RouterSettings",
+    "ServerSettings",
     "ToolsConfig",
     "load_config",
     "lar_home",
@@ -185,6 +186,27 @@ class RouterSettings(_Strict):
     """Reward (L4): a run this expensive scores 0 on cost."""
 
 
+DEFAULT_PORT = 8765
+"""``lar serve``'s port unless ``server.port`` or ``--port`` says otherwise."""
+
+
+class ServerSettings(_Strict):
+    """``lar serve`` (I2, I3): loopback by default; any other address needs ``token``."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(DEFAULT_PORT, ge=1, le=65535)
+    token: SecretStr | None = None
+    """Required of every request when set (write ``${LAR_TOKEN}``); required to bind anything
+    but loopback."""
+    cors_origins: list[str] = Field(default_factory=list)
+    """Origins a browser may call the API from (none: CORS off)."""
+    max_body_kb: int = Field(1024, ge=1, le=1_048_576)
+    approval_timeout_s: float = Field(300.0, gt=0, le=86_400)
+    """How long a call that needs a yes waits for one; then it is denied."""
+    max_sessions: int = Field(1000, ge=1, le=1_000_000)
+    """Sessions kept in memory; the least recently used goes first (its memories stay)."""
+
+
 class LarConfig(_Strict):
     model: str = DEFAULT_MODEL_NAME
     fallbacks: list[str] = Field(default_factory=list)
@@ -193,6 +215,7 @@ class LarConfig(_Strict):
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     memory: MemorySettings = Field(default_factory=MemorySettings)
     router: RouterSettings = Field(default_factory=RouterSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
     home: Path = Field(default_factory=lambda: lar_home(), exclude=True)
 
     @model_validator(mode="after")
@@ -239,6 +262,8 @@ class LarConfig(_Strict):
         env = os.environ if env is None else env
         found = [m.api_key.get_secret_value() for m in self.models if m.api_key]
         found += [c.get_secret_value() for c in self.tools.credentials.values()]
+        if self.server.token is not None:
+            found.append(self.server.token.get_secret_value())
         found += [v for k, v in env.items() if _SECRET_ENV.search(k) and len(v) >= 8]
         return found
 

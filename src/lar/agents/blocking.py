@@ -4,12 +4,24 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, TypeVar
 
+from lar.engines.base import exclusive_loop
 from lar.errors import RunInterrupted
 from lar.types import Event, RunStarted
 
-__all__ = ["Stepper"]
+__all__ = ["Stepper", "offload"]
+
+T = TypeVar("T")
+
+
+async def offload(fn: Callable[..., T], /, *args: Any) -> T:
+    """``fn(*args)`` (SQLite, recall) on a worker thread, so that other sessions on the loop go
+    on meanwhile; inline when the run owns its loop (``Session.run``: nothing else waits)."""
+    if exclusive_loop.get():
+        return fn(*args)
+    return await asyncio.to_thread(fn, *args)
 
 
 class Stepper:

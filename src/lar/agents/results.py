@@ -9,7 +9,7 @@ from lar.engines.base import Engine
 from lar.errors import EngineError, LarError
 from lar.types import ContextCompressed, ErrorEvent, Event, ExecutedCall, Message, Usage
 
-__all__ = ["RunResult", "PromptPreview", "resolve_track", "failure_error"]
+__all__ = ["RunResult", "PromptPreview", "resolve_track", "failure_error", "final_text"]
 
 
 @dataclass(slots=True)
@@ -72,3 +72,11 @@ def failure_error(failure: ErrorEvent | None, engine: str) -> LarError:
         error = LarError(failure.message)
     error.__cause__ = failure.cause
     return error
+
+
+def final_text(messages: list[Message]) -> str:
+    """The conversation's last answer (an assistant message that calls no tool)."""
+    for m in reversed(messages):
+        if m.role == "assistant" and not m.tool_calls:
+            return m.content
+    return "(no answer)"

@@ -42,7 +42,8 @@ class Runner:
 
     ``engine`` (or ``base_url``, for an OpenAI-compatible endpoint serving ``model``) fixes the
     engine every session uses; without it each run goes to its agent's ``model``, else to the
-    router's choice among the configured models, else to the embedded default.
+    router's choice among the configured models, else to the embedded default. ``queued``: calls
+    to each engine wait their turn in arrival order (lar.engines.queue).
     """
 
     def __init__(
@@ -57,6 +58,7 @@ class Runner:
         memory: AgentMemory | bool = False,
         traces: TraceStore | bool = True,
         on_model_progress: Progress | None = None,
+        queued: bool = False,
     ) -> None:
         from lar.config import load_config
         from lar.redact import Redactor
@@ -68,6 +70,12 @@ class Runner:
             from lar.engines.openai_http import OpenAIEngine
 
             engine = OpenAIEngine(base_url=base_url, model=model or "default", api_key=api_key)
+        if engine is not None and queued:
+            from lar.engines.queue import QueuedEngine
+
+            engine = QueuedEngine(engine)
+        self.queued = queued
+        """Engines take calls in arrival order (``lar serve``: many sessions, one model)."""
         self.fixed: Engine | None = engine
         """The engine every run uses, when the caller chose one."""
         self.fixed_config: ModelConfig | None = None
@@ -108,9 +116,14 @@ class Runner:
         if key not in self._engines:
             from lar.engines.factory import build_engine
 
-            self._engines[key] = build_engine(
+            engine = build_engine(
                 self.config, name, self._progress, failover=None if named else True
             )
+            if self.queued:
+                from lar.engines.queue import QueuedEngine
+
+                engine = QueuedEngine(engine)
+            self._engines[key] = engine
         return self._engines[key]
 
     def counter(self, engine: Engine) -> TokenCounter:
@@ -186,6 +199,10 @@ class Runner:
 
                 self._relevance = Relevance(threshold=below, load=load)
         return self._relevance  # type: ignore[return-value]
+
+    def engines(self) -> list[Engine]:
+        """The engines built so far (the fixed one first)."""
+        return [*([self.fixed] if self.fixed is not None else []), *self._engines.values()]
 
     # --- sessions ----------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lar.agents.blocking import Stepper
+from lar.agents.blocking import Stepper, offload
 from lar.agents.context import PER_MESSAGE, MemoryParts, TokenCounter
 from lar.agents.loop import (
     Carried,
@@ -25,7 +25,7 @@ from lar.agents.loop import (
     system_message,
 )
 from lar.agents.request import loop_settings
-from lar.agents.results import PromptPreview, RunResult, failure_error
+from lar.agents.results import PromptPreview, RunResult, failure_error, final_text
 from lar.agents.state import TaskRecorder
 from lar.engines.base import Engine, exclusive_loop
 from lar.errors import LarError
@@ -151,13 +151,15 @@ class Session:
         stream_text: bool = True,
         urgency: float = 0.0,
         aside: bool = False,
+        run_id: str | None = None,
     ) -> AsyncIterator[Event]:
         """Events for one user message. ``history`` (if given) is extended in place.
 
         The router picks the model first (``urgency`` above 0.8 asks for the smallest). With a
         task store every step is checkpointed; the run id is the task id and the trace id.
         ``aside``: a side question; memory neither logs it for the conversation's summary nor
-        keeps it as the last task's note.
+        keeps it as the last task's note. ``run_id``: the id to use (a server names the run
+        before it starts).
         """
         runner = self.runner
         decision = self.route(text, urgency=urgency)
@@ -166,7 +168,7 @@ class Session:
         engine = model[0]
         messages = history if history is not None else []
         messages.append(Message("user", text))
-        run_id = "t_" + secrets.token_hex(6)
+        run_id = run_id or "t_" + secrets.token_hex(6)
         trace = None
         if runner.traces is not None:
             from lar.traces import TraceRecorder
@@ -184,15 +186,15 @@ class Session:
             )
         recorder = lock = None
         if runner.tasks is not None:
-            runner.tasks.create(run_id, text, engine.name)
+            await offload(runner.tasks.create, run_id, text, engine.name)
             lock = runner.tasks.lock(run_id)
             recorder = TaskRecorder(runner.tasks, run_id)
         prelude: list[Event] = [decision]
         if self.memory is not None:
             prelude += await self._consolidate_if_due()
-            prelude += self._memory_begin(text)
+            prelude += await offload(self._memory_begin, text)
             if not aside:
-                log_turn(self.memory, "user", text)
+                await offload(log_turn, self.memory, "user", text)
         try:
             async for event in self._drive(model, messages, run_id, recorder, stream_text, prelude):
                 if trace is not None:
@@ -204,10 +206,13 @@ class Session:
             if trace is not None and not trace.done:
                 trace.finish()  # interrupted: still a trace, outcome "interrupted"
         if self.memory is not None and not aside:
-            answer = _final_text(messages)
-            log_turn(self.memory, "assistant", answer)
-            self.memory.save_working(text, answer, self.state.get(CHECKPOINT_KEY, ""))
-            self.memory.sync_files()
+            await offload(self._memory_end, text, final_text(messages))
+
+    def _memory_end(self, text: str, answer: str) -> None:
+        assert self.memory is not None
+        log_turn(self.memory, "assistant", answer)
+        self.memory.save_working(text, answer, self.state.get(CHECKPOINT_KEY, ""))
+        self.memory.sync_files()
 
     async def _summarize(self, prompt: str) -> str:
         response = await self.engine.generate(
@@ -218,7 +223,7 @@ class Session:
     async def _consolidate_if_due(self) -> list[Event]:
         """This session, once idle 5 minutes or at 20 open turns (M5)."""
         assert self.memory is not None
-        if self.memory.session_id not in due_sessions(self.memory):
+        if self.memory.session_id not in await offload(due_sessions, self.memory):
             return []
         done = await consolidate(
             self.memory, self.memory.session_id, self._summarize, self.memory.files
@@ -489,10 +494,3 @@ class Session:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _final_text(messages: list[Message]) -> str:
-    for m in reversed(messages):
-        if m.role == "assistant" and not m.tool_calls:
-            return m.content
-    return "(no answer)"

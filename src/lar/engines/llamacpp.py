@@ -68,6 +68,8 @@ def default_threads() -> int:
 
 class LlamaCppEngine(Engine):
     kind = "llamacpp"
+    slots = 1
+    """Requests llama.cpp serves at once (``n_parallel``); ``QueuedEngine`` queues the rest."""
 
     def __init__(
         self,

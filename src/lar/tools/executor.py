@@ -13,7 +13,7 @@ import dataclasses
 import inspect
 import json
 import socket
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
@@ -25,11 +25,12 @@ from lar.types import Code, ToolCall, ToolError, ToolResult
 
 __all__ = ["ToolExecutor", "Approver", "DEFAULT_CLIP_CHARS"]
 
-Approver = Callable[..., bool]
+Approver = Callable[..., "bool | Awaitable[bool]"]
 """``(call, tool) -> bool``: asked before a ``confirm`` tool runs; True allows it. An approver
 that also takes ``changes`` (``lar.tools.staging.Changes``, a keyword) is asked instead after a
 staging tool (``Tool.stages``) ran on a copy of the workspace, with what the run would change;
-True applies the changes."""
+True applies the changes. One that takes ``reasons`` gets the danger warnings that made the call
+ask. An approver may be a coroutine function (the server's waits for a person's answer)."""
 
 DEFAULT_CLIP_CHARS = 3200  # ≈ 800 tokens at ~4 characters per token (T6)
 
@@ -69,7 +70,8 @@ class ToolExecutor:
             self.tools[t.name] = t
         self.allowlist = set(allowlist) if allowlist else None
         self.approver = approver
-        self._previews = _takes_changes(approver)
+        self._previews = _takes(approver, "changes")
+        self._reasons = _takes(approver, "reasons")
         self.clip_chars = clip_chars
         self._pool: ThreadPoolExecutor | None = None
         self._max_workers = max_workers
@@ -106,7 +108,7 @@ class ToolExecutor:
         tool, kwargs, permission, why = admitted
         stage = permission == "confirm" and tool.stages and self._previews
         stage = stage and tool.context_param is not None
-        if permission == "confirm" and not stage and not self._approve(call, tool):
+        if permission == "confirm" and not stage and not await self._approve(call, tool, why):
             return self._declined(call, tool, permission, why)
         if tool.context_param:
             confirmed = permission == "confirm" and not stage
@@ -116,7 +118,7 @@ class ToolExecutor:
             kwargs[tool.context_param] = dataclasses.replace(ctx, **extra)
         outcome = await self._call(call, tool, kwargs)
         if isinstance(outcome, CannotStage):  # nothing ran: ask first, as without a preview
-            if not self._approve(call, tool):
+            if not await self._approve(call, tool, why):
                 return self._declined(call, tool, permission, why)
             kwargs[str(tool.context_param)] = dataclasses.replace(
                 kwargs[str(tool.context_param)], stage=False
@@ -231,7 +233,7 @@ class ToolExecutor:
     async def _apply(self, call: ToolCall, tool: Tool, staged: Staged) -> Any | ToolResult:
         """Ask with what the staged run would change; apply it on a yes, else drop the copy."""
         try:
-            approved = bool(self.approver and self.approver(call, tool, changes=staged.changes))
+            approved = await self._ask(call, tool, [], changes=staged.changes)
         except BaseException:
             await asyncio.to_thread(staged.discard)
             raise
@@ -256,8 +258,18 @@ class ToolExecutor:
                 ran=True,
             )
 
-    def _approve(self, call: ToolCall, tool: Tool) -> bool:
-        return bool(self.approver and self.approver(call, tool))
+    async def _approve(self, call: ToolCall, tool: Tool, why: list[str]) -> bool:
+        return await self._ask(call, tool, why)
+
+    async def _ask(self, call: ToolCall, tool: Tool, why: list[str], **extra: Any) -> bool:
+        if self.approver is None:
+            return False
+        if self._reasons:
+            extra["reasons"] = list(why)
+        answer = self.approver(call, tool, **extra)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return bool(answer)
 
     async def _invoke_with_retries(self, tool: Tool, kwargs: dict[str, Any]) -> Any:
         """Retries only network-class failures; anything else may have had effects already."""
@@ -314,15 +326,16 @@ sign the tool is broken, so they never open its circuit breaker and block the ne
 call."""
 
 
-def _takes_changes(approver: Approver | None) -> bool:
-    """Whether ``approver`` accepts ``changes=`` (it then sees previews of staged runs)."""
+def _takes(approver: Approver | None, keyword: str) -> bool:
+    """Whether ``approver`` accepts ``keyword=`` (``changes``: it then sees previews of staged
+    runs; ``reasons``: the danger warnings)."""
     if approver is None:
         return False
     try:
         params = inspect.signature(approver).parameters.values()
     except (TypeError, ValueError):
         return False
-    return any(p.name == "changes" or p.kind is p.VAR_KEYWORD for p in params)
+    return any(p.name == keyword or p.kind is p.VAR_KEYWORD for p in params)
 
 
 def _network_error(exc: BaseException) -> bool:
