@@ -17,6 +17,7 @@ from lar.cli.memory import memory_app
 from lar.cli.models import model_app
 from lar.cli.options import WorkspaceOpt
 from lar.cli.render import StagedLog, console_err, exit_code, model_progress, print_error, short
+from lar.cli.serve import serve
 from lar.cli.traces import feedback, learn, stats, trace_app
 from lar.cli.undo import undo
 from lar.errors import LarError, RunInterrupted
@@ -33,6 +34,7 @@ app = typer.Typer(
 app.add_typer(model_app, name="model")
 app.add_typer(memory_app, name="memory", no_args_is_help=True)
 app.add_typer(trace_app, name="trace", no_args_is_help=True)
+app.command()(serve)
 
 
 def _version(value: bool) -> None:

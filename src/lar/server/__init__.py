@@ -1,0 +1,27 @@
+"""``lar serve`` (I2, I3): the agent as a local service — OpenAI-compatible chat, Lar's own API,
+approvals, health and the web panel, for many sessions in one process."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lar._lazy import lazy_exports
+
+__all__ = ["Hub", "create_app", "serve", "ServeError", "is_loopback"]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Hub": "lar.server.hub",
+        "create_app": "lar.server.app",
+        "serve": "lar.server.start",
+        "ServeError": "lar.server.start",
+        "is_loopback": "lar.server.security",
+    },
+)
+
+if TYPE_CHECKING:
+    from lar.server.app import create_app
+    from lar.server.hub import Hub
+    from lar.server.security import is_loopback
+    from lar.server.start import ServeError, serve
