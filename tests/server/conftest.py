@@ -49,7 +49,7 @@ async def make_client(
         client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app),
             base_url="http://127.0.0.1:8765",
-            headers=headers or {"Authorization": "Bearer test"},
+            headers=headers if headers is not None else {"Authorization": "Bearer test"},
             timeout=30,
         )
         hubs.append(hub)

@@ -144,7 +144,7 @@ async def probe_engine(engine: Any) -> str:
             response = await client.get(f"{base_url}/models", headers=headers)
         except httpx.HTTPError as exc:
             raise RuntimeError(f"cannot reach {base_url}: {type(exc).__name__}") from None
-    if response.status_code >= 500:
+    if response.status_code in (502, 503, 504):  # down, or still loading (llama.cpp: 503)
         raise RuntimeError(f"{base_url}/models answered {response.status_code}")
     return f"{engine.name}: {base_url} answers"
 

@@ -128,7 +128,7 @@ class ToolExecutor:
             return outcome
         value = outcome
         if isinstance(value, Staged):
-            applied = await self._apply(call, tool, value)
+            applied = await self._apply(call, tool, value, why)
             if isinstance(applied, ToolResult):
                 return applied
             value = applied
@@ -230,10 +230,12 @@ class ToolExecutor:
                 ran=not isinstance(exc, PermissionError),
             )
 
-    async def _apply(self, call: ToolCall, tool: Tool, staged: Staged) -> Any | ToolResult:
+    async def _apply(
+        self, call: ToolCall, tool: Tool, staged: Staged, why: list[str]
+    ) -> Any | ToolResult:
         """Ask with what the staged run would change; apply it on a yes, else drop the copy."""
         try:
-            approved = await self._ask(call, tool, [], changes=staged.changes)
+            approved = await self._ask(call, tool, why, changes=staged.changes)
         except BaseException:
             await asyncio.to_thread(staged.discard)
             raise

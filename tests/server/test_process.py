@@ -1,0 +1,55 @@
+"""``lar serve`` as a process: the official ``openai`` package against it, on a mock endpoint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import openai
+
+from lar.testing import MockOpenAIServer, text_reply, tool_call_reply
+from tests.server._process import lar_serve
+
+
+def _configure(home: Path, url: str) -> None:
+    (home / "config.yaml").write_text(
+        "model: mock\nmodels:\n  - name: mock\n    engine: openai\n"
+        f"    base_url: {url}\n    retries: 0\n"
+    )
+
+
+def test_the_openai_package_gets_answers_streams_and_models(lar_home: Path, tmp_path: Path) -> None:
+    script = [
+        tool_call_reply("calculate", {"expression": "6*7"}),
+        text_reply("It is 42."),
+        tool_call_reply("calculate", {"expression": "6*7"}, call_id="call_2"),
+        text_reply("Again 42."),
+    ]
+    with MockOpenAIServer(script) as mock:
+        _configure(lar_home, mock.url)
+        with lar_serve(lar_home, cwd=tmp_path) as url:
+            client = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0)
+            models = [m.id for m in client.models.list()]
+            assert models == ["lar", "lar/default", "lar/mock"]
+            reply = client.chat.completions.create(
+                model="lar", messages=[{"role": "user", "content": "What is 6*7?"}]
+            )
+            assert reply.choices[0].message.content.endswith("It is 42.")
+            assert "> ⚙ calculate" in reply.choices[0].message.content
+            assert reply.usage is not None and reply.usage.total_tokens > 0
+            stream = client.chat.completions.create(
+                model="lar",
+                messages=[{"role": "user", "content": "And 6*7 once more?"}],
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+            parts, usage = [], None
+            for chunk in stream:
+                if chunk.choices:
+                    parts.append(chunk.choices[0].delta.content or "")
+                if chunk.usage is not None:
+                    usage = chunk.usage
+            assert "".join(parts).rstrip().endswith("Again 42.")
+            assert usage is not None and usage.completion_tokens > 0
+            ready = httpx.get(f"{url}/health/ready", timeout=10)
+            assert ready.status_code == 200, ready.text
