@@ -24,9 +24,7 @@ Make = Callable[..., Any]
 
 
 @pytest.fixture
-async def make_client(
-    lar_home: Path, tmp_path: Path
-) -> AsyncIterator[Callable[..., Any]]:
+async def make_client(lar_home: Path, tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
     """``await make_client(steps, config_text=..., headers=...)`` → (client, hub, engine)."""
     hubs: list[Hub] = []
     clients: list[httpx.AsyncClient] = []

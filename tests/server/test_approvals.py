@@ -8,7 +8,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from tests.server.conftest import call
 
 pytestmark = pytest.mark.anyio

@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 import pytest
-
 from tests.server.conftest import call
 
 pytestmark = pytest.mark.anyio
@@ -34,9 +33,11 @@ async def test_a_tool_using_answer_with_its_tool_activity_and_usage(make_client:
     assert content.endswith("It is 391.")
     assert "> ⚙ calculate" in content and "> ✓ calculate: 17*23 = 391" in content
     assert body["choices"][0]["finish_reason"] == "stop"
-    assert body["usage"]["total_tokens"] == (
-        body["usage"]["prompt_tokens"] + body["usage"]["completion_tokens"]
-    ) > 0
+    assert (
+        body["usage"]["total_tokens"]
+        == (body["usage"]["prompt_tokens"] + body["usage"]["completion_tokens"])
+        > 0
+    )
     run = r.headers["x-lar-run"]
     assert body["lar"]["run"] == run
     # the same run, in full, on Lar's own API

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import httpx
 import openai
+from tests.server._process import lar_serve
 
 from lar.testing import MockOpenAIServer, text_reply, tool_call_reply
-from tests.server._process import lar_serve
 
 
 def _configure(home: Path, url: str) -> None:

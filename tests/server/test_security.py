@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from lar.server.start import ServeError, check_bind
@@ -62,7 +61,9 @@ async def test_the_panel_signs_in_with_the_token_and_needs_csrf(make_client: Any
     client, hub, engine = await make_client([], config_text=WITH_TOKEN, headers={})
     page = await client.get("/")
     csrf = page.cookies["lar_csrf"]
-    assert (await client.post("/auth", json={"token": "nope"}, headers={"X-CSRF-Token": csrf})).status_code == 401
+    assert (
+        await client.post("/auth", json={"token": "nope"}, headers={"X-CSRF-Token": csrf})
+    ).status_code == 401
     signed = await client.post("/auth", json={"token": TOKEN}, headers={"X-CSRF-Token": csrf})
     assert signed.status_code == 200
     assert TOKEN not in signed.headers.get("set-cookie", "")
@@ -101,7 +102,12 @@ async def test_other_host_names_are_refused(make_client: Any) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["/panel/../app.py", "/panel/%2e%2e/app.py", "/panel/..%2fapp.py", "/panel/%2e%2e/%2e%2e/config.py"],
+    [
+        "/panel/../app.py",
+        "/panel/%2e%2e/app.py",
+        "/panel/..%2fapp.py",
+        "/panel/%2e%2e/%2e%2e/config.py",
+    ],
 )
 async def test_static_path_traversal_is_404(make_client: Any, path: str) -> None:
     client, hub, engine = await make_client([])
@@ -113,7 +119,9 @@ async def test_static_path_traversal_is_404(make_client: Any, path: str) -> None
 async def test_an_oversized_body_is_413(make_client: Any) -> None:
     client, hub, engine = await make_client([], config_text="server:\n  max_body_kb: 4\n")
     big = "x" * 10_000
-    r = await client.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": big}]})
+    r = await client.post(
+        "/v1/chat/completions", json={"messages": [{"role": "user", "content": big}]}
+    )
     assert r.status_code == 413
 
     async def chunks() -> Any:  # no Content-Length: counted while read
@@ -127,9 +135,7 @@ async def test_an_oversized_body_is_413(make_client: Any) -> None:
     assert engine.calls == []
 
 
-async def test_no_secret_in_any_response(
-    make_client: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_no_secret_in_any_response(make_client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     key = "sk-live-5f2e8c1d9a7b6e4f"
     monkeypatch.setenv("SHOP_API_KEY", key)
     config = (
