@@ -45,7 +45,14 @@ def test_bind_rules() -> None:
 
 async def test_every_request_needs_the_token(make_client: Any) -> None:
     client, hub, engine = await make_client(["hi"], config_text=WITH_TOKEN, headers={})
-    for path in ("/v1/models", "/api/runs", "/api/status", "/health/ready", "/docs"):
+    for path in (
+        "/v1/models",
+        "/api/runs",
+        "/api/status",
+        "/health/ready",
+        "/docs",
+        "/openapi.json",
+    ):
         r = await client.get(path)
         assert r.status_code == 401, path
         assert r.headers["www-authenticate"] == "Bearer"

@@ -119,7 +119,6 @@ def create_app(
         app,
         token=token,
         host=settings.host,
-        port=settings.port,
         max_body=settings.max_body_kb * 1024,
     )
     if settings.cors_origins:

@@ -5,7 +5,7 @@
 2. **Body size**: a body over ``server.max_body_kb`` gets 413 before it is read.
 3. **Token** (when ``server.token`` is set): ``Authorization: Bearer …`` or the panel's session
    cookie, compared in constant time; else 401. The panel's own files (which hold no data) load
-   without it so that the panel can ask for it.
+   without it so that the panel can ask for it, and ``/health/live`` answers without it.
 4. **CSRF**: a state-changing request (POST, PUT, PATCH, DELETE) needs an ``Authorization`` header
    (API clients; a browser cannot add one to a cross-site request without a CORS preflight, which
    this server refuses unless ``server.cors_origins`` allows it) or the ``X-CSRF-Token`` header
@@ -52,9 +52,17 @@ def session_cookie(token: str) -> str:
     return hmac.new(token.encode(), b"lar panel session", hashlib.sha256).hexdigest()
 
 
+def _hostname(host: str) -> str:
+    """``Host`` without its port (``[::1]:8765`` → ``::1``)."""
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
 def _public(path: str) -> bool:
-    """Served without the token: the panel's files (no data) and the token check itself."""
-    return path in ("/", "/auth", "/favicon.ico") or path.startswith("/panel/")
+    """Served without the token: the panel's files (no data), the token check itself and
+    liveness (which says only what a 401 says too: something answers here)."""
+    return path in ("/", "/auth", "/favicon.ico", "/health/live") or path.startswith("/panel/")
 
 
 class _TooLarge(HTTPException):
@@ -66,14 +74,13 @@ class _TooLarge(HTTPException):
 
 class Guard:
     def __init__(
-        self, app: ASGIApp, *, token: str | None, host: str, port: int, max_body: int
+        self, app: ASGIApp, *, token: str | None, host: str, max_body: int
     ) -> None:
         self.app = app
         self.token = token
         self.cookie = session_cookie(token) if token else None
         self.max_body = max_body
-        names = {"127.0.0.1", "localhost", "[::1]", "::1", host, f"[{host}]"}
-        self.hosts = {n.lower() for n in names} | {f"{n.lower()}:{port}" for n in names}
+        self.hosts = {"127.0.0.1", "localhost", "::1", host.lower().strip("[]")}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -81,7 +88,7 @@ class Guard:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         host = headers.get("host", "").lower()
-        if host and host not in self.hosts:
+        if host and _hostname(host) not in self.hosts:
             await _refuse(send, 421, f"this server does not answer for host {host!r}")
             return
         length = headers.get("content-length", "")
