@@ -8,6 +8,7 @@ README is one of them)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from collections.abc import Iterator
@@ -35,8 +36,9 @@ FLAGS = [
     "--disable-sync",
 ]
 
+# Outside CI a machine without chromium skips these (saying so); CI installs it and runs them.
 pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(),
+    not Path(CHROMIUM).exists() and not os.environ.get("CI"),
     reason="Debian's chromium is not installed (.ci/run installs it; apt-get install chromium)",
 )
 
@@ -62,7 +64,15 @@ def server(lar_home: Path, tmp_path: Path) -> Iterator[tuple[str, Hub, Path]]:
     store = hub.runner.memory.store
     store.add("The user drinks their coffee black", type="preference")
     store.add("The user's sister lives in Porto", type="fact")
-    with ServerThread(create_app(hub, probe_on_start=False)) as srv:
+    app = create_app(hub, probe_on_start=False)
+
+    async def broken() -> str:
+        raise RuntimeError("bwrap: cannot create a user namespace")
+
+    health = app.fastapi.state.health
+    health.capabilities["sandbox"].probe = broken  # a capability down: shown, its tools hidden
+    with ServerThread(app) as srv:
+        health.self_url = srv.url
         yield srv.url, hub, workspace
 
 
@@ -129,6 +139,12 @@ def _panel_round(url: str, hub: Hub, workspace: Path, api: httpx.Client) -> None
             assert (workspace / "plan.txt").read_text() == "Saturday: hike"
             _wait(lambda: hub.runs[waiting].done, "the approved run to end")
             expect(page.locator("#approval-list li")).to_have_count(0)
+            # health: the failing probe is shown, and its tools are no longer offered
+            sandbox = page.locator('li[data-capability="sandbox"]')
+            expect(sandbox).to_contain_text("UNAVAILABLE")
+            expect(sandbox).to_contain_text("user namespace")
+            expect(page.locator('li[data-capability="web"]')).to_contain_text("OK")
+            assert {"code_run", "shell"} <= set(hub.hidden)
             # a phone-sized screen shows the same panel
             phone = browser.new_page(viewport={"width": 390, "height": 844})
             phone.goto(url + "/")

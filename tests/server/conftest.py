@@ -25,7 +25,8 @@ Make = Callable[..., Any]
 
 @pytest.fixture
 async def make_client(lar_home: Path, tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
-    """``await make_client(steps, config_text=..., headers=...)`` → (client, hub, engine)."""
+    """``await make_client(steps, config_text=..., headers=...)`` → (client, hub, engine);
+    ``engine=False`` runs the configured models instead of the scripted engine."""
     hubs: list[Hub] = []
     clients: list[httpx.AsyncClient] = []
 
@@ -35,14 +36,16 @@ async def make_client(lar_home: Path, tmp_path: Path) -> AsyncIterator[Callable[
         config_text: str = "",
         headers: dict[str, str] | None = None,
         memory: bool = False,
+        engine: bool = True,
     ) -> tuple[httpx.AsyncClient, Hub, ScriptedEngine]:
         if config_text:
             (lar_home / "config.yaml").write_text(config_text)
         config = load_config()
-        engine = ScriptedEngine(steps)
+        scripted = ScriptedEngine(steps)
         workspace = tmp_path / "ws"
         workspace.mkdir(exist_ok=True)
-        hub = Hub(config, engine=engine, memory=memory, workspace=workspace)
+        fixed = scripted if engine else None  # False: the configured models' engines
+        hub = Hub(config, engine=fixed, memory=memory, workspace=workspace)
         app = create_app(hub, probe_on_start=False)
         client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app),
@@ -52,7 +55,7 @@ async def make_client(lar_home: Path, tmp_path: Path) -> AsyncIterator[Callable[
         )
         hubs.append(hub)
         clients.append(client)
-        return client, hub, engine
+        return client, hub, scripted
 
     yield make
     for client in clients:

@@ -77,6 +77,7 @@ class Health:
                 self.capabilities[name] = Capability(name, probe, fallback=fallback)
 
     async def check(self, *, fresh: bool = False) -> list[Capability]:
+        self.add_engines()
         async with self._lock:
             now = time.time()
             for cap in self.capabilities.values():
@@ -98,6 +99,7 @@ class Health:
             await asyncio.to_thread(self.hub.tasks.db.execute, "SELECT 1")
         except Exception as exc:  # noqa: BLE001 - any failure is the answer
             problems.append(f"database: {exc}")
+        self.hub.runner.engine(self.hub.config.model)  # built (not loaded) if not yet
         for engine in self.hub.runner.engines():
             try:
                 await asyncio.wait_for(probe_engine(engine), PROBE_TIMEOUT_S)
