@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import StreamingResponse
@@ -15,8 +16,8 @@ from pydantic import BaseModel, Field
 
 from lar.server.approvals import ApprovalClosed
 from lar.server.hub import Hub
-from lar.server.runs import RunLog
-from lar.types import to_dict
+from lar.server.runs import Approving, RunLog
+from lar.types import Message, to_dict
 
 __all__ = ["router"]
 
@@ -28,10 +29,24 @@ def _hub(request: Request) -> Hub:
     return hub
 
 
+class Turn(BaseModel):
+    role: Literal["user", "assistant"]
+    content: str
+
+
 class RunRequest(BaseModel):
     text: str = Field(min_length=1, description="What you want done.")
     session: str | None = Field(None, description="Continue this session (default: a new one).")
     model: str | None = Field(None, description="A configured model (default: the router's).")
+    history: list[Turn] = Field(default_factory=list, description="Earlier turns, oldest first.")
+    workspace: str | None = Field(
+        None, description="Absolute folder the tools work in (default: the server's)."
+    )
+    approvals: Approving = Field(
+        "wait",
+        description="Calls that need a yes: wait for an answer at /api/approvals, or allow "
+        "or deny them all for this run (`lar run --yes` allows).",
+    )
 
 
 class Answer(BaseModel):
@@ -48,8 +63,32 @@ async def start_run(body: RunRequest, request: Request) -> dict[str, Any]:
     if body.model is not None and body.model not in hub.config.model_names():
         known = ", ".join(hub.config.model_names())
         raise HTTPException(404, f"unknown model {body.model!r}; known: {known}")
-    run = hub.start(body.text, session_id=body.session, model=body.model or "")
+    workspace = ""
+    if body.workspace is not None:
+        folder = Path(body.workspace)
+        if not folder.is_absolute() or not await asyncio.to_thread(folder.is_dir):
+            raise HTTPException(400, f"workspace {body.workspace!r} is not an absolute folder")
+        workspace = str(folder)
+    run = hub.start(
+        body.text,
+        session_id=body.session,
+        history=[Message(t.role, t.content) for t in body.history],
+        model=body.model or "",
+        workspace=workspace,
+        approvals=body.approvals,
+    )
     return run.summary()
+
+
+@router.post("/runs/{run_id}/stop")
+async def stop_run(run_id: str, request: Request) -> dict[str, Any]:
+    """Stop a run at its next step; its task stays resumable (``/api/tasks/{id}/resume``)."""
+    hub = _hub(request)
+    try:
+        stopped = hub.stop(run_id)
+    except KeyError:
+        raise HTTPException(404, f"no run {run_id!r} on this server") from None
+    return {"id": run_id, "stopped": stopped}
 
 
 @router.get("/runs")

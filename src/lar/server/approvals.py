@@ -93,6 +93,10 @@ class Approvals:
         run = current_run.get()
         if run is None:  # not a server run (cannot happen through the hub): refuse
             return False
+        if run.approvals != "wait":  # the client answered for the whole run (lar run --yes)
+            decision = "approved" if run.approvals == "allow" else "denied"
+            run.publish({"type": "approval", "id": None, "tool": tool.name, "decision": decision})
+            return run.approvals == "allow"
         now = time.time()
         approval = Approval(
             id="a_" + secrets.token_hex(6),

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from lar.redact import Redactor, mask_strings
 from lar.server.approvals import Approvals
-from lar.server.runs import RunLog, current_run
+from lar.server.runs import Approving, RunLog, current_run
 from lar.types import ErrorEvent, Final, Message, RunStarted, to_dict
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ class Hub:
         )
         self.hidden: dict[str, str] = {}
         """Tools not offered because a capability they need is unavailable → why."""
-        self._sessions: OrderedDict[tuple[str, str, str], Session] = OrderedDict()
+        self._sessions: OrderedDict[tuple[str, str, str, str], Session] = OrderedDict()
         self._turns: dict[str, asyncio.Lock] = {}
         self.runs: OrderedDict[str, RunLog] = OrderedDict()
         self.started = time.time()
@@ -73,10 +73,12 @@ class Hub:
 
     # --- sessions ----------------------------------------------------------------------------
 
-    def session(self, session_id: str, *, system: str = "", model: str = "") -> Session:
-        """The conversation ``session_id`` (a client's own system prompt or model choice makes
-        a variant of it; all variants share the session's memory)."""
-        key = (session_id, system, model)
+    def session(
+        self, session_id: str, *, system: str = "", model: str = "", workspace: str = ""
+    ) -> Session:
+        """The conversation ``session_id`` (a client's own system prompt, model or workspace
+        makes a variant of it; all variants share the session's memory)."""
+        key = (session_id, system, model, workspace)
         found = self._sessions.get(key)
         if found is not None:
             self._sessions.move_to_end(key)
@@ -96,7 +98,7 @@ class Hub:
         session = self.runner.session(
             agent,
             session_id=session_id,
-            workspace=self.workspace,
+            workspace=workspace or self.workspace,
             approver=self.approvals.approver,
             model=model or None,
         )
@@ -133,16 +135,29 @@ class Hub:
         history: list[Message] | None = None,
         system: str = "",
         model: str = "",
+        workspace: str = "",
+        approvals: Approving = "wait",
     ) -> RunLog:
-        """Start a run now (it waits behind the session's previous one); follow its log."""
+        """Start a run now (it waits behind the session's previous one); follow its log.
+        ``workspace``: the folder its tools work in (default: the server's)."""
         sid = session_id or "s_" + secrets.token_hex(6)
         run = RunLog(id="t_" + secrets.token_hex(6), session=sid, text=self.redactor.text(text))
+        run.approvals = approvals
         self.runs[run.id] = run
         self._trim()
+        variant = (system, model, workspace)
         run.task = asyncio.create_task(
-            self._drive(run, text, list(history or []), system, model), name=f"lar-run-{run.id}"
+            self._drive(run, text, list(history or []), variant), name=f"lar-run-{run.id}"
         )
         return run
+
+    def stop(self, run_id: str) -> bool:
+        """Stop a run at its next step (its task stays resumable); False if it had ended."""
+        run = self.runs[run_id]
+        if run.task is None or run.task.done():
+            return False
+        run.task.cancel()
+        return True
 
     def resume(self, task_id: str, session_id: str | None = None) -> RunLog:
         record = self.tasks.get(task_id)  # TaskNotFound → 404
@@ -150,12 +165,16 @@ class Hub:
         run = RunLog(id=task_id, session=sid, text=record.request)
         self.runs[run.id] = run
         run.task = asyncio.create_task(
-            self._drive(run, None, [], "", ""), name=f"lar-resume-{task_id}"
+            self._drive(run, None, [], ("", "", "")), name=f"lar-resume-{task_id}"
         )
         return run
 
     async def _drive(
-        self, run: RunLog, text: str | None, history: list[Message], system: str, model: str
+        self,
+        run: RunLog,
+        text: str | None,
+        history: list[Message],
+        variant: tuple[str, str, str],
     ) -> None:
         from lar.engines.queue import queue_label
 
@@ -163,7 +182,8 @@ class Hub:
         queue_label.set(run.id)
         turn = self._turns.setdefault(run.session, asyncio.Lock())
         async with turn:
-            session = self.session(run.session, system=system, model=model)
+            system, model, workspace = variant
+            session = self.session(run.session, system=system, model=model, workspace=workspace)
             run.set_status("running")
             try:
                 if text is None:

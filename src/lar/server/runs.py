@@ -16,9 +16,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["RunLog", "current_run", "RunStatus"]
+__all__ = ["RunLog", "current_run", "RunStatus", "Approving"]
 
 RunStatus = Literal["queued", "running", "waiting_user", "succeeded", "failed", "interrupted"]
+Approving = Literal["wait", "allow", "deny"]
+"""How a run's calls that need a yes are answered: by a person (``wait``), or all at once."""
 
 MAX_EVENTS = 2000
 """Events kept per run; past it, consecutive text deltas are merged into one."""
@@ -37,6 +39,7 @@ class RunLog:
     answer: str | None = None
     error: str | None = None
     model: str = ""
+    approvals: Approving = "wait"
     events: list[dict[str, Any]] = field(default_factory=list)
     ended: float | None = None
     task: asyncio.Task[None] | None = field(default=None, repr=False)
@@ -100,6 +103,7 @@ class RunLog:
             "request": self.text,
             "status": self.status,
             "model": self.model,
+            "approvals": self.approvals,
             "created": self.created,
             "ended": self.ended,
             "answer": self.answer,

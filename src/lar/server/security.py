@@ -73,9 +73,7 @@ class _TooLarge(HTTPException):
 
 
 class Guard:
-    def __init__(
-        self, app: ASGIApp, *, token: str | None, host: str, max_body: int
-    ) -> None:
+    def __init__(self, app: ASGIApp, *, token: str | None, host: str, max_body: int) -> None:
         self.app = app
         self.token = token
         self.cookie = session_cookie(token) if token else None
