@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -53,3 +56,46 @@ def test_the_openai_package_gets_answers_streams_and_models(lar_home: Path, tmp_
             assert usage is not None and usage.completion_tokens > 0
             ready = httpx.get(f"{url}/health/ready", timeout=10)
             assert ready.status_code == 200, ready.text
+
+
+def _lar(home: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lar", *args],
+        capture_output=True,
+        text=True,
+        env={"LAR_HOME": str(home), "PATH": "/usr/bin:/bin", "COLUMNS": "200"},
+        cwd=cwd,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_lar_run_uses_a_running_server_unless_local(lar_home: Path, tmp_path: Path) -> None:
+    here = tmp_path / "project"
+    here.mkdir()
+    script = [
+        tool_call_reply("file_write", {"path": "out.txt", "content": "via the server"}),
+        text_reply("Written."),
+        text_reply("Answered here."),
+    ]
+    with MockOpenAIServer(script) as mock:
+        _configure(lar_home, mock.url)
+        with lar_serve(lar_home, cwd=tmp_path) as url:
+            assert json.loads((lar_home / "server.json").read_text())["url"] == url
+            served = _lar(lar_home, here, "run", "--yes", "Write 'via the server' to out.txt")
+            assert served.returncode == 0, served.stderr
+            assert f"using lar serve at {url}" in served.stderr
+            assert served.stdout.strip() == "Written."
+            # the tools worked in the caller's folder, not the server's
+            assert (here / "out.txt").read_text() == "via the server"
+            runs = httpx.get(f"{url}/api/runs", timeout=10).json()["runs"]
+            assert [r["request"] for r in runs] == ["Write 'via the server' to out.txt"]
+            local = _lar(lar_home, here, "run", "--local", "Say hi")
+            assert local.returncode == 0, local.stderr
+            assert "using lar serve" not in local.stderr
+            assert local.stdout.strip() == "Answered here."
+            runs = httpx.get(f"{url}/api/runs", timeout=10).json()["runs"]
+            served_here = [r["request"] for r in runs if "events" in r]  # this server's runs
+            assert served_here == ["Write 'via the server' to out.txt"]
+            assert "Say hi" in [r["request"] for r in runs]  # its trace, in the shared lar.db
+        assert not (lar_home / "server.json").exists()  # removed when the server stopped

@@ -4,23 +4,23 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.markup import escape
 
 from lar import __version__
+from lar.cli.consume import consume as _consume
 from lar.cli.evals import eval_command
 from lar.cli.memory import memory_app
 from lar.cli.models import model_app
 from lar.cli.options import WorkspaceOpt
-from lar.cli.render import StagedLog, console_err, exit_code, model_progress, print_error, short
+from lar.cli.render import console_err, exit_code, model_progress, print_error, short
 from lar.cli.serve import serve
 from lar.cli.traces import feedback, learn, stats, trace_app
 from lar.cli.undo import undo
-from lar.errors import LarError, RunInterrupted
+from lar.errors import LarError
 
 __all__ = ["app"]
 
@@ -70,6 +70,21 @@ NoMemoryOpt = Annotated[
         help="Neither recall nor store memories (the agent still sees this conversation).",
     ),
 ]
+
+
+LocalOpt = Annotated[
+    bool, typer.Option("--local", help="Run here even when `lar serve` is running.")
+]
+
+
+def _remote(workspace: Path | None, model: str | None, approvals: Any, quiet: bool) -> Any:
+    from lar.cli.remote import remote_agent
+
+    try:
+        return remote_agent(workspace=workspace, model=model, approvals=approvals, quiet=quiet)
+    except LarError as exc:
+        print_error(exc)
+        raise typer.Exit(exit_code(exc)) from None
 
 
 def _make_agent(
@@ -182,13 +197,24 @@ def run(
     urgent: Annotated[
         bool, typer.Option("--urgent", help="Speed first: the router picks the smallest model.")
     ] = False,
+    local: LocalOpt = False,
 ) -> None:
     """Run one request to a final answer: the answer on stdout, progress on stderr.
 
     Without --model the router picks the model (see `lar trace show ID` for why). Tools that
     change things (file_write, file_patch, code_run) need confirmation: without --yes they are
-    denied and the model is told so.
+    denied and the model is told so. When `lar serve` runs, the request goes to it (the model
+    is loaded there already); --local, --track, --max-turns, --no-memory or --urgent run it here.
     """
+    here = local or track or max_turns or no_memory or urgent
+    remote = None if here else _remote(workspace, model, "allow" if yes else "deny", quiet)
+    if remote is not None:
+        try:
+            _consume(remote, remote.stream(text), json_out=json_out, quiet=quiet)
+        except LarError as exc:
+            print_error(exc)
+            raise typer.Exit(exit_code(exc)) from None
+        return
     _run_cli(
         lambda agent: agent.stream(text, urgency=1.0 if urgent else 0.0),
         yes=yes,
@@ -230,70 +256,6 @@ def _run_cli(
     except LarError as exc:
         print_error(exc)
         raise typer.Exit(exit_code(exc)) from None
-
-
-class stop_on_signals:  # noqa: N801 - a context manager that reads like a function
-    """Ctrl-C or SIGTERM stops the run cleanly (the task stays resumable, exit 130); a second
-    signal exits at once."""
-
-    def __init__(self, agent: Any) -> None:
-        self.agent = agent
-        self.signals = 0
-        self.previous: dict[int, Any] = {}
-
-    def _handle(self, signum: int, frame: object) -> None:
-        self.signals += 1
-        if self.signals > 1:
-            os.write(2, b"\nstopped\n")
-            os._exit(130)
-        os.write(2, b"\ninterrupting (again to stop at once)\n")
-        self.agent.interrupt()
-
-    def __enter__(self) -> stop_on_signals:
-        import signal
-
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self.previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        import signal
-
-        for sig, handler in self.previous.items():
-            signal.signal(sig, handler)
-
-
-def _consume(agent: Any, events: Any, *, json_out: bool, quiet: bool) -> None:
-    """Print a run's events (stdout: answer or JSON lines; stderr: staged log) and exit with
-    0 answered, 1 error, 3 stopped without an answer."""
-    from lar.types import Final, event_to_json
-
-    log = StagedLog(enabled=not quiet)
-    final: Final | None = None
-    try:
-        with stop_on_signals(agent):
-            for event in events:
-                if json_out:
-                    sys.stdout.write(event_to_json(event) + "\n")
-                    sys.stdout.flush()
-                log.handle(event)
-                if isinstance(event, Final):
-                    final = event
-    except RunInterrupted as exc:
-        console_err().print(str(exc))
-        raise typer.Exit(130) from None
-    except KeyboardInterrupt:
-        console_err().print("interrupted; continue with `lar resume ID` (see `lar tasks`)")
-        raise typer.Exit(130) from None
-    finally:
-        agent.close()
-    if final is None or final.stop_reason == "error":
-        raise typer.Exit(1)
-    if not json_out:
-        typer.echo(final.text)
-    if final.stop_reason != "answer":
-        raise typer.Exit(3)
 
 
 @app.command()
@@ -401,22 +363,40 @@ def chat(
         bool, typer.Option("--yes", "-y", help="Allow confirm-tools without asking.")
     ] = False,
     no_memory: NoMemoryOpt = False,
+    local: LocalOpt = False,
 ) -> None:
-    """Talk with Lar. Commands: /reset (forget the conversation), /model [NAME], /exit."""
+    """Talk with Lar. Commands: /reset (forget the conversation), /model [NAME], /exit.
+
+    When `lar serve` runs, the conversation goes to it (--local, --track or --no-memory keep it
+    here); calls that need a yes are asked here either way.
+    """
     from lar.cli.chat import ChatSession
+    from lar.cli.remote import remote_agent
+
+    here = local or track or no_memory
+
+    def make(name: str | None, approver: Any, ask: Any) -> Any:
+        if not here:
+            approvals: Literal["allow", "wait"] = "allow" if yes else "wait"
+            found = remote_agent(
+                workspace=workspace, model=name, approvals=approvals, confirm=approver
+            )
+            if found is not None:
+                return found
+        return _make_agent(
+            model=name,
+            track=track,
+            workspace=workspace,
+            max_turns=None,
+            approver=approver,
+            ask_user=ask,
+            quiet=False,
+            memory=not no_memory,
+        )
 
     try:
         ChatSession(
-            make_agent=lambda name, approver, ask: _make_agent(
-                model=name,
-                track=track,
-                workspace=workspace,
-                max_turns=None,
-                approver=approver,
-                ask_user=ask,
-                quiet=False,
-                memory=not no_memory,
-            ),
+            make_agent=make,
             model=model,
             auto_yes=yes,
         ).loop()

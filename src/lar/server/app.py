@@ -66,6 +66,9 @@ def create_app(
         try:
             yield
         finally:
+            on_stop = getattr(app.state, "on_stop", None)
+            if on_stop is not None:
+                on_stop()
             await hub.aclose()
 
     app = FastAPI(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,6 +75,27 @@ def serve(
             timeout_graceful_shutdown=5,
         )
     )
-    if on_ready is not None:
-        app.fastapi.state.on_ready = on_ready
+    found = config.home / "server.json"
+    unspecified = settings.host in ("0.0.0.0", "::", "")
+    local = "127.0.0.1" if unspecified else settings.host
+    local = f"[{local}]" if ":" in local else local
+
+    def ready(url: str) -> None:
+        # How `lar run` and `lar chat` find this server (lar.cli.remote); removed on exit.
+        info = {"url": f"http://{local}:{settings.port}", "pid": os.getpid()}
+        config.home.mkdir(parents=True, exist_ok=True)
+        found.write_text(json.dumps(info), encoding="utf-8")
+        if on_ready is not None:
+            on_ready(url)
+
+    def stop() -> None:
+        # In the app's shutdown: after it, uvicorn re-raises the SIGTERM it caught.
+        try:
+            if json.loads(found.read_text(encoding="utf-8")).get("pid") == os.getpid():
+                found.unlink()
+        except (OSError, ValueError):
+            pass
+
+    app.fastapi.state.on_ready = ready
+    app.fastapi.state.on_stop = stop
     server.run()
