@@ -6,7 +6,6 @@ from pathlib import Path
 
 import httpx
 import openai
-
 from tests.server._process import lar_serve
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from lar.tools.executor import data_of_failure
 from lar.types import Code, Message, Notice, ToolResult
@@ -86,9 +87,11 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.casefold())
 
 
-def _shingles(text: str) -> set[tuple[str, ...]]:
+@lru_cache(maxsize=1024)
+def _shingles(text: str) -> frozenset[tuple[str, ...]]:
+    """Cached: the same instructions and tool listing are checked in every run."""
     words = _words(text)
-    return {tuple(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+    return frozenset(tuple(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1))
 
 
 def without_addressed(

@@ -187,7 +187,7 @@ class Session:
         recorder = lock = None
         if runner.tasks is not None:
             await offload(runner.tasks.create, run_id, text, engine.name)
-            lock = runner.tasks.lock(run_id)
+            lock = await offload(runner.tasks.lock, run_id)
             recorder = TaskRecorder(runner.tasks, run_id)
         prelude: list[Event] = [decision]
         if self.memory is not None:

@@ -173,7 +173,7 @@ async def _sse(hub: Hub, run: RunLog, start: int) -> AsyncIterator[str]:
         if event is None:
             yield ": keep-alive\n\n"
             continue
-        data = json.dumps(hub.mask(event), ensure_ascii=False, default=str)
+        data = json.dumps(event, ensure_ascii=False, default=str)  # events come masked
         yield f"id: {i}\nevent: {event.get('type', 'event')}\ndata: {data}\n\n"
         i += 1
     yield f"event: end\ndata: {json.dumps(hub.mask(run.summary()), default=str)}\n\n"

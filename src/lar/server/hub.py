@@ -199,7 +199,7 @@ class Hub:
                         final = event
                     elif isinstance(event, ErrorEvent):
                         error = event.message
-                    run.publish(self.mask(to_dict(event)))
+                    run.publish(to_dict(event))  # masked by the session already
             except asyncio.CancelledError:
                 run.finish("interrupted", error="stopped")
                 raise
@@ -221,6 +221,8 @@ class Hub:
             pass
 
     def _trim(self) -> None:
+        if len(self.runs) < KEEP_RUNS + 50:  # trimmed in batches: a scan per run costs
+            return
         finished = [k for k, r in self.runs.items() if r.done]
         for key in finished[: max(0, len(self.runs) - KEEP_RUNS)]:
             del self.runs[key]

@@ -237,7 +237,7 @@ async def _chunks(hub: Hub, run: RunLog, model: str, show: bool, usage: bool) ->
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
             **extra,
         }
-        return f"data: {json.dumps(hub.mask(data), ensure_ascii=False)}\n\n"
+        return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"  # events come masked
 
     yield chunk({"role": "assistant", "content": ""})
     streamed = ""

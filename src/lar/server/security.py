@@ -93,7 +93,7 @@ class Guard:
         if length.isdigit() and int(length) > self.max_body:
             await _refuse(send, 413, f"request body over {self.max_body // 1024} KB")
             return
-        cookies = _cookies(headers.get("cookie", ""))
+        cookies = _cookies(headers["cookie"]) if "cookie" in headers else {}
         path = scope.get("path", "")
         if self.token is not None and not _public(path) and not self._authorized(headers, cookies):
             await _refuse(send, 401, "missing or wrong token (Authorization: Bearer …)", auth=True)
