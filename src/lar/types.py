@@ -188,6 +188,10 @@ class Timings:
     ttft_ms: float | None = None
     prompt_ms: float | None = None
     decode_ms: float | None = None
+    prompt_evaluated: int | None = None
+    """Prompt tokens the engine actually computed (llama.cpp's ``prompt_n``)."""
+    prompt_cached: int | None = None
+    """Prompt tokens it reused from its cache instead (llama.cpp's ``cache_n``)."""
 
 
 @dataclass(slots=True)

@@ -342,8 +342,14 @@ def _usage(data: Any) -> Usage:
 
 
 def _timings(server: Any, latency_ms: float, ttft_ms: float | None) -> Timings:
-    prompt_ms = decode_ms = None
-    if isinstance(server, dict):
-        prompt_ms = server.get("prompt_ms")
-        decode_ms = server.get("predicted_ms")
-    return Timings(latency_ms=latency_ms, ttft_ms=ttft_ms, prompt_ms=prompt_ms, decode_ms=decode_ms)
+    if not isinstance(server, dict):
+        return Timings(latency_ms=latency_ms, ttft_ms=ttft_ms)
+    evaluated, cached = server.get("prompt_n"), server.get("cache_n")
+    return Timings(
+        latency_ms=latency_ms,
+        ttft_ms=ttft_ms,
+        prompt_ms=server.get("prompt_ms"),
+        decode_ms=server.get("predicted_ms"),
+        prompt_evaluated=evaluated if isinstance(evaluated, int) else None,
+        prompt_cached=cached if isinstance(cached, int) else None,
+    )

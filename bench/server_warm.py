@@ -1,0 +1,89 @@
+"""The README question via ``lar run`` cold (no server: the model loads, the whole prompt is
+computed) and through a running ``lar serve`` (warm: model loaded, prompt prefix in llama.cpp's
+cache), on the embedded model. Wall time of the command, and prompt tokens the engine actually
+computed (llama.cpp's ``prompt_n``) against those it reused from its cache (``cache_n``).
+
+    .venv/bin/python bench/server_warm.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(ROOT))
+from _report import write_section  # noqa: E402
+from tests.server._process import lar_serve  # noqa: E402
+
+QUESTION = "What version does pyproject.toml declare?"
+
+
+def run(home: Path, *flags: str) -> dict[str, float]:
+    env = {**os.environ, "LAR_HOME": str(home)}
+    t0 = time.perf_counter()
+    out = subprocess.run(
+        [str(ROOT / ".venv/bin/lar"), "run", "--json", *flags, QUESTION],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+    )
+    wall = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise SystemExit(f"lar run failed ({out.returncode}): {out.stderr[-500:]}")
+    evaluated = cached = sent = 0
+    answer = ""
+    for line in out.stdout.splitlines():
+        event = json.loads(line)
+        if event["type"] == "model_called":
+            sent += event["usage"]["prompt_tokens"]
+            evaluated += event["timings"].get("prompt_evaluated") or 0
+            cached += event["timings"].get("prompt_cached") or 0
+        elif event["type"] == "final":
+            answer = event["text"]
+    if "0.1.0" not in answer:
+        raise SystemExit(f"unexpected answer: {answer!r}")
+    return {"wall": wall, "sent": sent, "evaluated": evaluated, "cached": cached}
+
+
+def main() -> None:
+    models = Path(os.environ.get("LAR_HOME", "~/.lar")).expanduser() / "models"
+    home = Path(tempfile.mkdtemp(prefix="lar-bench-warm-"))
+    (home / "models").symlink_to(models, target_is_directory=True)
+    rows: list[tuple[str, list[dict[str, float]]]] = []
+    rows.append(("`lar run --local` (cold, no server)", [run(home, "--local") for _ in range(3)]))
+    with lar_serve(home, cwd=ROOT, wait_s=300):
+        first = [run(home)]
+        rows.append(("through `lar serve`, first request", first))
+        rows.append(("through `lar serve`, warm", [run(home) for _ in range(3)]))
+    lines = [
+        "| how | runs | wall time (median) | prompt tokens sent | computed | from cache |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, results in rows:
+        med = {k: statistics.median(r[k] for r in results) for k in results[0]}
+        lines.append(
+            f"| {name} | {len(results)} | {med['wall']:.1f} s | {med['sent']:.0f} | "
+            f"{med['evaluated']:.0f} | {med['cached']:.0f} |"
+        )
+    table = "\n".join(lines)
+    print(table)
+    note = (
+        f'`python bench/server_warm.py`: "{QUESTION}" in this repository, on the embedded '
+        "default model (2 CPU cores). Wall time of the whole `lar run` command; prompt tokens "
+        "per run as sent, as llama.cpp computed them, and as it took them from its cache.\n\n"
+    )
+    write_section("server-warm", note + table)
+
+
+if __name__ == "__main__":
+    main()
