@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from lar._lazy import lazy_exports
 
 __all__ = [
+    "DEFAULT_SYSTEM_PROMPT",
     "Agent",
     "Runner",
     "Session",
@@ -18,6 +19,7 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "DEFAULT_SYSTEM_PROMPT": "lar.agents.request",
         "Agent": "lar.agents.agent",
         "Runner": "lar.agents.runner",
         "Session": "lar.agents.session",
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from lar.agents.agent import Agent
     from lar.agents.context import SHARES
     from lar.agents.policy import PolicyRegistry
+    from lar.agents.request import DEFAULT_SYSTEM_PROMPT
     from lar.agents.runner import Runner
     from lar.agents.session import Session
     from lar.agents.state import TaskStore

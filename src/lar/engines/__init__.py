@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING
 from lar._lazy import lazy_exports
 
 __all__ = [
+    "Engine",
+    "QueuedEngine",
+    "queue_label",
     "build_engine",
     "serve",
     "describe",
@@ -20,6 +23,9 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "Engine": "lar.engines.base",
+        "QueuedEngine": "lar.engines.queue",
+        "queue_label": "lar.engines.queue",
         "build_engine": "lar.engines.factory",
         "serve": "lar.engines.llamacpp",
         "describe": "lar.engines.catalog",
@@ -31,7 +37,9 @@ __getattr__, __dir__ = lazy_exports(
 )
 
 if TYPE_CHECKING:
+    from lar.engines.base import Engine
     from lar.engines.catalog import describe
     from lar.engines.default_model import DEFAULT_MODEL, MODEL_PACKAGES, ensure_model, model_path
     from lar.engines.factory import build_engine
     from lar.engines.llamacpp import serve
+    from lar.engines.queue import QueuedEngine, queue_label

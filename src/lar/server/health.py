@@ -155,7 +155,7 @@ def _capabilities(health: Health) -> list[Capability]:
     hub = health.hub
 
     async def sandbox() -> str:
-        from lar.tools.sandbox import SandboxPolicy, run_sandboxed
+        from lar.tools import SandboxPolicy, run_sandboxed
 
         policy = SandboxPolicy(workspace=hub.config.home, timeout_s=5.0, cpu_s=5)
         result = await run_sandboxed(["python3", "-c", "print(6 * 7)"], policy)
@@ -174,7 +174,7 @@ def _capabilities(health: Health) -> list[Capability]:
     async def web() -> str:
         if health.self_url is None:
             raise RuntimeError("no loopback page to fetch")
-        from lar.tools.builtin.web import web_scan
+        from lar.tools import web_scan
 
         text = await asyncio.to_thread(web_scan.fn, f"{health.self_url}/health/live")
         if "ok" not in text:

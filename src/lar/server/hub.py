@@ -24,8 +24,8 @@ from lar.types import ErrorEvent, Final, Message, RunStarted, to_dict
 if TYPE_CHECKING:
     from lar.agents import Agent, Runner, Session
     from lar.config import LarConfig
-    from lar.engines.base import Engine
-    from lar.tools.base import Tool
+    from lar.engines import Engine
+    from lar.tools import Tool
 
 __all__ = ["Hub"]
 
@@ -87,7 +87,7 @@ class Hub:
         if system:
             agent = agent.replace(system_prompt=system)
         if self.hidden:
-            from lar.agents.request import DEFAULT_SYSTEM_PROMPT
+            from lar.agents import DEFAULT_SYSTEM_PROMPT
 
             allowed = [t.name for t in agent.tools if t.name not in self.hidden]
             base = agent.system_prompt or self.config.agent.system_prompt or DEFAULT_SYSTEM_PROMPT
@@ -176,7 +176,7 @@ class Hub:
         history: list[Message],
         variant: tuple[str, str, str],
     ) -> None:
-        from lar.engines.queue import queue_label
+        from lar.engines import queue_label
 
         current_run.set(run)
         queue_label.set(run.id)
@@ -229,7 +229,7 @@ class Hub:
 
     def status(self) -> dict[str, Any]:
         """What runs, what waits for the model, what waits for a person."""
-        from lar.engines.queue import QueuedEngine
+        from lar.engines import QueuedEngine
 
         queue = []
         for engine in self.runner.engines():

@@ -13,7 +13,7 @@ from lar.server.security import is_loopback
 
 if TYPE_CHECKING:
     from lar.config import LarConfig
-    from lar.engines.base import Engine
+    from lar.engines import Engine
 
 __all__ = ["serve", "ServeError", "check_bind", "build_app"]
 

@@ -8,6 +8,10 @@ from typing import TYPE_CHECKING
 from lar._lazy import lazy_exports
 
 __all__ = [
+    "Tool",
+    "SandboxPolicy",
+    "run_sandboxed",
+    "web_scan",
     "ToolContext",
     "private_paths",
     "builtin_tools",
@@ -23,6 +27,10 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
+        "Tool": "lar.tools.base",
+        "SandboxPolicy": "lar.tools.sandbox",
+        "run_sandboxed": "lar.tools.sandbox",
+        "web_scan": "lar.tools.builtin.web",
         "ToolContext": "lar.tools.base",
         "private_paths": "lar.tools.base",
         "builtin_tools": "lar.tools.builtin",
@@ -37,9 +45,16 @@ __getattr__, __dir__ = lazy_exports(
 )
 
 if TYPE_CHECKING:
-    from lar.tools.base import ToolContext, private_paths
+    from lar.tools.base import Tool, ToolContext, private_paths
     from lar.tools.builtin import builtin_tools
+    from lar.tools.builtin.web import web_scan
     from lar.tools.discovery import discover_tools
-    from lar.tools.sandbox import isolation_level, process_cap_available, seccomp_filter
+    from lar.tools.sandbox import (
+        SandboxPolicy,
+        isolation_level,
+        process_cap_available,
+        run_sandboxed,
+        seccomp_filter,
+    )
     from lar.tools.staging import Changes
     from lar.tools.undo import restore, snapshots
