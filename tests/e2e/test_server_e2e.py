@@ -6,7 +6,7 @@ from pathlib import Path
 
 import httpx
 import openai
-from tests.server._process import lar_serve
+from tests.server._process import ask_streaming, lar_serve
 
 
 def test_the_openai_package_gets_tool_using_answers_from_lar_serve(
@@ -27,19 +27,7 @@ def test_the_openai_package_gets_tool_using_answers_from_lar_serve(
         assert "> ⚙ file_read" in content, content  # the tool activity, readable
         assert "2.4.1" in content.split("\n\n")[-1], content
         assert reply.usage is not None and reply.usage.prompt_tokens > 0
-        stream = client.chat.completions.create(
-            model="lar",
-            messages=[{"role": "user", "content": "What is 1234 * 5678? Use the calculator."}],
-            stream=True,
-            stream_options={"include_usage": True},
-        )
-        parts, usage = [], None
-        for chunk in stream:
-            if chunk.choices:
-                parts.append(chunk.choices[0].delta.content or "")
-            if chunk.usage is not None:
-                usage = chunk.usage
-        text = "".join(parts)
+        text, usage = ask_streaming(client, "What is 1234 * 5678? Use the calculator.")
         assert "> ⚙ calculate" in text, text
         assert "7006652" in text.replace(",", "").replace(" ", ""), text
         assert usage is not None and usage.completion_tokens > 0

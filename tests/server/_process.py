@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -69,3 +70,20 @@ def lar_serve(
             proc.wait()
         assert proc.stdout is not None
         proc.stdout.close()
+
+
+def ask_streaming(client: Any, text: str) -> tuple[str, Any]:
+    """A streamed chat completion by the ``openai`` package: the whole text and the usage."""
+    stream = client.chat.completions.create(
+        model="lar",
+        messages=[{"role": "user", "content": text}],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    parts, usage = [], None
+    for chunk in stream:
+        if chunk.choices:
+            parts.append(chunk.choices[0].delta.content or "")
+        if chunk.usage is not None:
+            usage = chunk.usage
+    return "".join(parts), usage

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import openai
-from tests.server._process import lar_serve
+from tests.server._process import ask_streaming, lar_serve
 
 from lar.testing import MockOpenAIServer, text_reply, tool_call_reply
 
@@ -40,19 +40,8 @@ def test_the_openai_package_gets_answers_streams_and_models(lar_home: Path, tmp_
             assert reply.choices[0].message.content.endswith("It is 42.")
             assert "> ⚙ calculate" in reply.choices[0].message.content
             assert reply.usage is not None and reply.usage.total_tokens > 0
-            stream = client.chat.completions.create(
-                model="lar",
-                messages=[{"role": "user", "content": "And 6*7 once more?"}],
-                stream=True,
-                stream_options={"include_usage": True},
-            )
-            parts, usage = [], None
-            for chunk in stream:
-                if chunk.choices:
-                    parts.append(chunk.choices[0].delta.content or "")
-                if chunk.usage is not None:
-                    usage = chunk.usage
-            assert "".join(parts).rstrip().endswith("Again 42.")
+            text, usage = ask_streaming(client, "And 6*7 once more?")
+            assert text.rstrip().endswith("Again 42.")
             assert usage is not None and usage.completion_tokens > 0
             ready = httpx.get(f"{url}/health/ready", timeout=10)
             assert ready.status_code == 200, ready.text
