@@ -74,3 +74,22 @@ async def test_a_failing_capability_is_unavailable_and_its_tools_are_not_offered
     health.capabilities["sandbox"].probe = fine
     await client.get("/health/capabilities", params={"fresh": True})
     assert "code_run" not in hub.hidden
+
+
+async def test_hiding_tools_never_widens_the_configured_allowlist(make_client: Any) -> None:
+    config = "tools:\n  allowlist: [calculate, code_run]\n"
+    client, hub, engine = await make_client(["Fine."], config_text=config)
+
+    async def broken() -> str:
+        raise RuntimeError("bwrap: cannot create a user namespace")
+
+    health = client._transport.app.fastapi.state.health  # type: ignore[attr-defined]
+    health.capabilities["sandbox"].probe = broken
+    await client.get("/health/capabilities", params={"fresh": True})
+    r = await client.post(
+        "/v1/chat/completions", json={"messages": [{"role": "user", "content": "2+2?"}]}
+    )
+    assert r.status_code == 200
+    listing = engine.calls[0][0].content.split("Not available now:")[1].split("\n", 1)[1]
+    assert "calculate" in listing
+    assert "code_run" not in listing and "file_read" not in listing

@@ -89,7 +89,13 @@ class Hub:
         if self.hidden:
             from lar.agents import DEFAULT_SYSTEM_PROMPT
 
-            allowed = [t.name for t in agent.tools if t.name not in self.hidden]
+            # narrows the allowlist in force (the agent's, else config's); never widens it
+            limit = agent.allowlist if agent.allowlist is not None else self.config.tools.allowlist
+            allowed = [
+                t.name
+                for t in agent.tools
+                if t.name not in self.hidden and (limit is None or t.name in limit)
+            ]
             base = agent.system_prompt or self.config.agent.system_prompt or DEFAULT_SYSTEM_PROMPT
             notice = "; ".join(f"{t}: {why}" for t, why in sorted(self.hidden.items()))
             agent = agent.replace(
