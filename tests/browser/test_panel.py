@@ -135,9 +135,9 @@ def _panel_round(url: str, hub: Hub, workspace: Path, api: httpx.Client) -> None
             card = page.locator("#approval-list li", has_text="file_write")
             expect(card).to_contain_text("plan.txt")
             card.locator("button.approve").click()
-            _wait(lambda: (workspace / "plan.txt").exists(), "the approved write")
-            assert (workspace / "plan.txt").read_text() == "Saturday: hike"
+            # the run's end, not the file's appearance: the write may be under way
             _wait(lambda: hub.runs[waiting].done, "the approved run to end")
+            assert (workspace / "plan.txt").read_text() == "Saturday: hike"
             expect(page.locator("#approval-list li")).to_have_count(0)
             # health: the failing probe is shown, and its tools are no longer offered
             sandbox = page.locator('li[data-capability="sandbox"]')
