@@ -146,6 +146,7 @@ class SkillStore:
             report.refused.append((skill.name, f"{where}: {size:,} bytes (limit {MAX_BYTES:,})"))
             return
         try:
+            file_manifest(where)  # refuses symlinks before anything is copied
             verdict = verify(where, trusted)
         except SkillError as exc:
             report.refused.append((skill.name, str(exc)))
