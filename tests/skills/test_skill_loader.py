@@ -39,7 +39,11 @@ def test_every_corpus_skill_loads_or_is_reported_with_file_and_reason() -> None:
     idea = by_name["idea-exploration"]
     assert idea.description.startswith("Launch background Claude sessions")
     assert idea.description.endswith('Say "Idea: [description]" to trigger.')
-    assert idea.frontmatter["metadata"]["clawdbot"]["requires"]["bins"] == ["claude", "tmux", "telegram"]
+    assert idea.frontmatter["metadata"]["clawdbot"]["requires"]["bins"] == [
+        "claude",
+        "tmux",
+        "telegram",
+    ]
     # unknown keys and nested vendor metadata survive as they were written
     assert by_name["mastodon-publisher"].folder.name == "tootbot"
     assert "triggers" in by_name["mastodon-publisher"].frontmatter
@@ -79,7 +83,9 @@ def test_an_unclosed_frontmatter_is_refused(tmp_path: Path) -> None:
 
 
 def test_missing_name_and_description_come_from_the_folder_and_body(tmp_path: Path) -> None:
-    folder = write(tmp_path / "tidy-up", "---\nlicense: MIT\n---\n# Tidy\n\nSort the downloads folder.\n")
+    folder = write(
+        tmp_path / "tidy-up", "---\nlicense: MIT\n---\n# Tidy\n\nSort the downloads folder.\n"
+    )
     skill = load_skill(folder)
     assert (skill.name, skill.description) == ("tidy-up", "Sort the downloads folder.")
     assert [p.message for p in skill.problems] == [

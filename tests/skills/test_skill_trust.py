@@ -58,7 +58,9 @@ def test_one_changed_byte_in_any_file_of_a_signed_skill_is_refused_naming_it(
     assert not (store.root / "weekly-report").exists()
 
 
-def test_a_signed_skill_installs_with_its_tier_and_a_lock_entry(store: SkillStore, tmp_path: Path) -> None:
+def test_a_signed_skill_installs_with_its_tier_and_a_lock_entry(
+    store: SkillStore, tmp_path: Path
+) -> None:
     private, kid = keygen(store.keys)
     folder = make_skill(tmp_path / "src")
     sign(folder, load_private_key(private))
@@ -71,7 +73,9 @@ def test_a_signed_skill_installs_with_its_tier_and_a_lock_entry(store: SkillStor
     assert store.check("weekly-report") == []
 
 
-def test_a_publisher_key_is_trusted_only_once_the_user_adds_it(store: SkillStore, tmp_path: Path) -> None:
+def test_a_publisher_key_is_trusted_only_once_the_user_adds_it(
+    store: SkillStore, tmp_path: Path
+) -> None:
     publisher = tmp_path / "publisher-keys"
     private, kid = keygen(publisher)
     folder = make_skill(tmp_path / "src")
@@ -86,9 +90,19 @@ def test_a_publisher_key_is_trusted_only_once_the_user_adds_it(store: SkillStore
 
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(
-        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True,
-        env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost", "GIT_COMMITTER_NAME": "t",
-             "GIT_COMMITTER_EMAIL": "t@localhost", "HOME": str(cwd), "PATH": "/usr/bin:/bin"},
+        ["git", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@localhost",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@localhost",
+            "HOME": str(cwd),
+            "PATH": "/usr/bin:/bin",
+        },
     ).stdout.strip()
 
 
@@ -150,7 +164,9 @@ def test_a_clawhavoc_style_prerequisite_is_flagged_and_never_run(
     assert not (tmp_path / "MARKER").exists() and not (done.folder / "MARKER").exists()
 
 
-def test_an_installed_skill_changed_on_disk_is_not_loaded(store: SkillStore, tmp_path: Path) -> None:
+def test_an_installed_skill_changed_on_disk_is_not_loaded(
+    store: SkillStore, tmp_path: Path
+) -> None:
     store.install(str(make_skill(tmp_path / "src")), trust=True)
     assert [s.name for s in store.enabled_skills()[0]] == ["weekly-report"]
     (store.root / "weekly-report" / "scripts" / "collect.py").write_text("import os\n")

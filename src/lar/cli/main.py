@@ -18,6 +18,7 @@ from lar.cli.models import model_app
 from lar.cli.options import WorkspaceOpt
 from lar.cli.render import console_err, exit_code, model_progress, print_error, short
 from lar.cli.serve import serve
+from lar.cli.skills import skill_app
 from lar.cli.traces import feedback, learn, stats, trace_app
 from lar.cli.undo import undo
 from lar.errors import LarError
@@ -34,6 +35,7 @@ app = typer.Typer(
 app.add_typer(model_app, name="model")
 app.add_typer(memory_app, name="memory", no_args_is_help=True)
 app.add_typer(trace_app, name="trace", no_args_is_help=True)
+app.add_typer(skill_app, name="skill", no_args_is_help=True)
 app.command()(serve)
 
 

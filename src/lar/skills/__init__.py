@@ -4,5 +4,24 @@ learned from verified work."""
 
 from lar.skills.loader import LoadResult, load_skill, scan_folder
 from lar.skills.manifest import Problem, Skill, SkillError, SkillStep
+from lar.skills.scan import Finding, scan_skill
+from lar.skills.signing import Verdict, keygen, load_private_key, sign, verify
+from lar.skills.store import SkillStore
 
-__all__ = ["LoadResult", "Problem", "Skill", "SkillError", "SkillStep", "load_skill", "scan_folder"]
+__all__ = [
+    "Finding",
+    "LoadResult",
+    "Problem",
+    "Skill",
+    "SkillError",
+    "SkillStep",
+    "SkillStore",
+    "Verdict",
+    "keygen",
+    "load_private_key",
+    "load_skill",
+    "scan_folder",
+    "scan_skill",
+    "sign",
+    "verify",
+]

@@ -203,7 +203,9 @@ def _description(
 def _check_optional(front: dict[str, Any], line_of: dict[str, int], note: Any) -> None:
     compat = front.get("compatibility")
     if isinstance(compat, str) and len(compat) > 500:
-        note(line_of.get("compatibility", 0), f"compatibility is {len(compat)} characters (max 500)")
+        note(
+            line_of.get("compatibility", 0), f"compatibility is {len(compat)} characters (max 500)"
+        )
     tools = front.get("allowed-tools")
     if isinstance(tools, str) and "," in tools:
         note(line_of.get("allowed-tools", 0), "allowed-tools is comma-separated (spec: spaces)")

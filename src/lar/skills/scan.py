@@ -37,8 +37,11 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
     ),
     (
         "decodes base64 and runs it",
-        re.compile(r"base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(ba|z)?sh\b|\beval\s*\(?\s*\$?\(?\s*"
-                   r"(echo|printf)[^\n]*base64", re.I),
+        re.compile(
+            r"base64\s+(-d|--decode|-D)\b[^\n]*\|\s*(ba|z)?sh\b|\beval\s*\(?\s*\$?\(?\s*"
+            r"(echo|printf)[^\n]*base64",
+            re.I,
+        ),
     ),
     ("carries a long base64 blob", re.compile(r"[A-Za-z0-9+/]{200,}={0,2}")),
     (
@@ -47,8 +50,11 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
     ),
     (
         "uses a password-protected archive",
-        re.compile(r"\b(unzip|7z)\b[^\n]*\s-(P|p)\s*\S+|archive\s+password|password\s*[:=]\s*\S+"
-                   r"[^\n]*\.(zip|7z|rar)\b", re.I),
+        re.compile(
+            r"\b(unzip|7z)\b[^\n]*\s-(P|p)\s*\S+|archive\s+password|password\s*[:=]\s*\S+"
+            r"[^\n]*\.(zip|7z|rar)\b",
+            re.I,
+        ),
     ),
     (
         "reads credential files",

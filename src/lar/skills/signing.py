@@ -91,7 +91,9 @@ def keygen(keys_dir: Path) -> tuple[Path, str]:
         f.write(pem)
     public = key.public_key()
     (keys_dir / "skills_ed25519.pub").write_bytes(
-        public.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        public.public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
     )
     return private_file, key_id(public)
 
@@ -187,7 +189,9 @@ def verify(folder: Path, trusted: dict[str, Tier]) -> Verdict:
         verdict.tier = "untrusted"
         return verdict
     current = file_manifest(folder)
-    verdict.changed = sorted(k for k in current.keys() & signed_files.keys() if current[k] != signed_files[k])
+    verdict.changed = sorted(
+        k for k in current.keys() & signed_files.keys() if current[k] != signed_files[k]
+    )
     verdict.added = sorted(current.keys() - signed_files.keys())
     verdict.removed = sorted(signed_files.keys() - current.keys())
     if not verdict.intact:

@@ -73,7 +73,9 @@ class SkillStore:
         try:
             data = json.loads(self.lock_file.read_text())
         except json.JSONDecodeError as exc:
-            raise SkillError(f"{self.lock_file}: not valid JSON ({exc}); fix or remove it") from None
+            raise SkillError(
+                f"{self.lock_file}: not valid JSON ({exc}); fix or remove it"
+            ) from None
         skills = data.get("skills") if isinstance(data, dict) else None
         if not isinstance(skills, dict):
             raise SkillError(f"{self.lock_file}: no 'skills' mapping; fix or remove it")
@@ -82,7 +84,9 @@ class SkillStore:
     def _write_lock(self, skills: dict[str, dict[str, Any]]) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         temp = self.lock_file.with_suffix(".tmp")
-        temp.write_text(json.dumps({"version": 1, "skills": skills}, indent=2, sort_keys=True) + "\n")
+        temp.write_text(
+            json.dumps({"version": 1, "skills": skills}, indent=2, sort_keys=True) + "\n"
+        )
         os.replace(temp, self.lock_file)
 
     # -- trust -----------------------------------------------------------------------------
@@ -118,7 +122,9 @@ class SkillStore:
             lock = self.lock()
             trusted = self.trusted_keys()
             for result in results:
-                self._install_one(result, origin, lock, trusted, report, trust=trust, replace=replace)
+                self._install_one(
+                    result, origin, lock, trusted, report, trust=trust, replace=replace
+                )
             self._write_lock(lock)
         return report
 
@@ -159,7 +165,9 @@ class SkillStore:
         target = self.root / skill.name
         staging = Path(tempfile.mkdtemp(prefix=f".{skill.name}-", dir=_mkdir(self.root)))
         try:
-            shutil.copytree(where, staging / "skill", ignore=shutil.ignore_patterns(".git"), symlinks=True)
+            shutil.copytree(
+                where, staging / "skill", ignore=shutil.ignore_patterns(".git"), symlinks=True
+            )
             manifest = file_manifest(staging / "skill")
             if target.exists():
                 shutil.rmtree(target)
@@ -228,7 +236,8 @@ class SkillStore:
             if not entry.get("enabled", True) or entry.get("draft"):
                 continue
             if changed:
-                notes.append(f"skill {entry['name']!r} not loaded: changed since install: {', '.join(changed)}")
+                files = ", ".join(changed)
+                notes.append(f"skill {entry['name']!r} not loaded: changed since install: {files}")
             elif result is None or result.skill is None:
                 notes.append(f"skill {entry['name']!r} not loaded: no readable SKILL.md")
             else:
@@ -293,10 +302,13 @@ def _checkout(source: str) -> Iterator[tuple[Path, dict[str, Any]]]:
 
 def _git(*args: str) -> str:
     try:
-        done = subprocess.run(["git", *args], capture_output=True, text=True, timeout=120, check=False)
+        done = subprocess.run(
+            ["git", *args], capture_output=True, text=True, timeout=120, check=False
+        )
     except FileNotFoundError:
-        raise SkillError("installing from a git checkout needs git, which is not installed") from None
+        raise SkillError(
+            "installing from a git checkout needs git, which is not installed"
+        ) from None
     if done.returncode != 0:
         raise SkillError(f"git {' '.join(args[:3])}…: {done.stderr.strip() or done.returncode}")
     return done.stdout.strip()
-

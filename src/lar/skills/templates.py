@@ -72,7 +72,9 @@ def render_arguments(arguments: Any, values: dict[str, Any]) -> dict[str, Any]:
         rendered = _render(arguments, values)
         return rendered if isinstance(rendered, dict) else {}
     except UndefinedError as exc:
-        raise SkillError(f"a step's arguments need a value that is missing: {exc.message}") from None
+        raise SkillError(
+            f"a step's arguments need a value that is missing: {exc.message}"
+        ) from None
     except SecurityError as exc:
         raise SkillError(f"a step's template was refused by the sandbox: {exc}") from None
 
