@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from lar.skills.as_tool import find_cycle
 from lar.skills.loader import LoadResult, scan_folder
 from lar.skills.manifest import Problem, Skill, SkillError
 from lar.skills.scan import Finding, scan_skill
@@ -121,9 +122,18 @@ class SkillStore:
                 raise SkillError(f"{source}: no SKILL.md in it or in any folder below it")
             lock = self.lock()
             trusted = self.trusted_keys()
+            batch = [r.skill for r in results if r.skill is not None]
             for result in results:
+                others = [s for s in batch if result.skill is None or s.name != result.skill.name]
                 self._install_one(
-                    result, origin, lock, trusted, report, trust=trust, replace=replace
+                    result,
+                    origin,
+                    lock,
+                    trusted,
+                    report,
+                    trust=trust,
+                    replace=replace,
+                    batch=others,
                 )
             self._write_lock(lock)
         return report
@@ -138,6 +148,7 @@ class SkillStore:
         *,
         trust: bool,
         replace: bool,
+        batch: list[Skill],
     ) -> None:
         if result.skill is None:
             report.refused.append((str(result.file), "; ".join(str(p) for p in result.problems)))
@@ -156,6 +167,11 @@ class SkillStore:
             verdict = verify(where, trusted)
         except SkillError as exc:
             report.refused.append((skill.name, str(exc)))
+            return
+        others = [s for s in self._loaded(lock) if s.name != skill.name]
+        cycle = find_cycle([*others, *batch, skill])
+        if cycle:
+            report.refused.append((skill.name, f"its steps form a cycle: {' → '.join(cycle)}"))
             return
         findings = scan_skill(where)
         why = _untrusted_reason(verdict, findings)
@@ -190,6 +206,13 @@ class SkillStore:
         report.installed.append(
             Installed(skill.name, target, verdict, findings, result.problems, replaced=replace)
         )
+
+    def _loaded(self, lock: dict[str, dict[str, Any]]) -> list[Skill]:
+        loaded = []
+        for name in lock:
+            results = scan_folder(self.root / name) if (self.root / name).is_dir() else []
+            loaded += [r.skill for r in results if r.skill is not None]
+        return loaded
 
     # -- manage ----------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from lar.errors import ToolDefinitionError
 from lar.registry import Registry
-from lar.types import ToolSpec
+from lar.types import ToolResult, ToolSpec
 
 __all__ = [
     "Tool",
@@ -58,6 +58,9 @@ class ToolContext:
     confirmed: bool = False
     """The user (or ``--yes``) allowed this very call: set by the executor for a call under
     ``confirm`` that was approved, e.g. a read outside the workspace."""
+    call_tool: Callable[[str, dict[str, Any]], Awaitable[ToolResult]] | None = None
+    """Runs another tool through the same executor, with its allowlist, validation, approval
+    and breaker (a skill's steps, lar.skills); set by the executor for the call being run."""
     stage: bool = False
     """For ``stages`` tools: run against a copy of the workspace and return
     ``lar.tools.staging.Staged`` (or raise ``CannotStage`` before running)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+import itertools
 import json
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -32,6 +33,7 @@ staging tool (``Tool.stages``) ran on a copy of the workspace, with what the run
 True applies the changes. One that takes ``reasons`` gets the danger warnings that made the call
 ask. An approver may be a coroutine function (the server's waits for a person's answer)."""
 
+MAX_NESTING = 8
 DEFAULT_CLIP_CHARS = 3200  # ≈ 800 tokens at ~4 characters per token (T6)
 
 
@@ -113,6 +115,7 @@ class ToolExecutor:
         if tool.context_param:
             confirmed = permission == "confirm" and not stage
             extra: dict[str, Any] = {"call_id": call.id, "stage": stage, "confirmed": confirmed}
+            extra["call_tool"] = self._nested(call, ctx)
             if permission == "auth":
                 extra["credential"] = self._credentials[tool.name]
             kwargs[tool.context_param] = dataclasses.replace(ctx, **extra)
@@ -136,6 +139,29 @@ class ToolExecutor:
         shown = tool.clip(value) if tool.clip else value
         content = clip_text(_to_text(shown), self.clip_chars)
         return ToolResult(call.id, call.name, content, ok=True, value=value)
+
+    def _nested(
+        self, parent: ToolCall, ctx: ToolContext
+    ) -> Callable[[str, dict[str, Any]], Awaitable[ToolResult]]:
+        """``ToolContext.call_tool`` for a call: each nested call is admitted, approved and run
+        like one from the model, under an id of its own; nesting deeper than ``MAX_NESTING`` is
+        refused (a skill that calls itself through others)."""
+        depth = parent.id.count("/") + 1
+        count = itertools.count(1)
+
+        async def call_tool(name: str, arguments: dict[str, Any]) -> ToolResult:
+            sub = ToolCall(id=f"{parent.id}/{next(count)}", name=name, arguments=arguments)
+            if depth > MAX_NESTING:
+                return self._fail(
+                    sub,
+                    Code.REFUSED,
+                    "nested too deep",
+                    f"more than {MAX_NESTING} levels of "
+                    f"tools calling tools (from {parent.name}); a skill is calling itself",
+                )
+            return await self.run(sub, ctx)
+
+        return call_tool
 
     def _admit(
         self, call: ToolCall, ctx: ToolContext

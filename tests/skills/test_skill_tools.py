@@ -1,0 +1,205 @@
+"""Skills as tools (K3) with executable steps (K2), and skills opened on demand (B3)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lar import Agent, tool
+from lar.engines.scripted import ScriptedEngine
+from lar.skills import Skill, load_skill
+from lar.skills.as_tool import find_cycle, skill_tools
+from lar.skills.store import SkillStore
+from lar.tools import ToolContext
+from lar.types import ToolCall, ToolCallFinished
+
+
+@tool
+def multiply(a: float, b: float) -> float:
+    """Multiply two numbers."""
+    return a * b
+
+
+@tool
+def divide(a: float, b: float) -> float:
+    """Divide a by b."""
+    return a / b
+
+
+@tool(permission="confirm")
+def save_line(text: str, ctx: ToolContext) -> str:
+    """Append a line to log.txt in the workspace."""
+    with (ctx.workspace / "log.txt").open("a") as f:
+        f.write(text + "\n")
+    return "saved"
+
+
+TOOLS = [multiply, divide, save_line]
+
+
+def skill_md(name: str, description: str, steps: list[dict[str, Any]]) -> str:
+    meta = json.dumps({"lar": {"steps": steps, "parameters": {"nights": "How many nights"}}})
+    return f"---\nname: {name}\ndescription: {description}\nmetadata: {meta}\n---\nSteps.\n"
+
+
+def write_skill(root: Path, name: str, text: str) -> Path:
+    (root / name).mkdir(parents=True)
+    (root / name / "SKILL.md").write_text(text)
+    return root / name
+
+
+SHARE = skill_md(
+    "unit-share",
+    "Split a total among people.",
+    [{"tool": "divide", "arguments": {"a": "{{ total }}", "b": "{{ people }}"}, "output": "each"}],
+)
+TRIP = skill_md(
+    "trip-split",
+    "Work out a trip's cost and each person's share, and log it.",
+    [
+        {
+            "tool": "multiply",
+            "arguments": {"a": "{{ nights }}", "b": "{{ rate }}"},
+            "output": "total",
+        },
+        {
+            "skill": "unit-share",
+            "arguments": {"total": "{{ total }}", "people": "{{ people }}"},
+            "output": "share",
+        },
+        {
+            "tool": "save_line",
+            "arguments": {"text": "{{ nights }} nights: {{ total }} in all, {{ share }} each"},
+        },
+    ],
+)
+
+
+class Recorder:
+    def __init__(self, allow: bool) -> None:
+        self.allow = allow
+        self.asked: list[ToolCall] = []
+
+    def __call__(self, call: ToolCall, tool: Any) -> bool:
+        self.asked.append(call)
+        return self.allow
+
+
+def trip_agent(tmp_path: Path, approver: Recorder) -> tuple[Agent, ScriptedEngine]:
+    store = SkillStore(tmp_path / "home")
+    src = tmp_path / "src"
+    write_skill(src, "unit-share", SHARE)
+    write_skill(src, "trip-split", TRIP)
+    report = store.install(str(src), trust=True)
+    assert report.refused == [] and len(report.installed) == 2
+    skills, notes = store.enabled_skills()
+    made, left_out = skill_tools(skills, [t.name for t in TOOLS])
+    assert notes == [] and left_out == []
+    engine = ScriptedEngine(
+        [
+            '<tool_call>{"name": "skill_trip_split", "arguments": '
+            '{"nights": 3, "rate": 120, "people": 4}}</tool_call>',
+            "Logged: 360 in all, 90 each.",
+        ]
+    )
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    agent = Agent(engine=engine, tools=[*TOOLS, *made], workspace=workspace, approver=approver)
+    return agent, engine
+
+
+def test_a_three_step_skill_with_a_nested_skill_chains_its_outputs(tmp_path: Path) -> None:
+    approver = Recorder(allow=True)
+    agent, _ = trip_agent(tmp_path, approver)
+    trip = agent.executor.tools["skill_trip_split"]
+    assert trip.parameters["required"] == ["nights", "rate", "people"]
+    assert trip.parameters["properties"]["nights"]["description"] == "How many nights"
+    result = agent.run("Log the cost split of my 3-night trip at 120 a night for 4 people")
+    assert (agent.workspace / "log.txt").read_text() == "3 nights: 360.0 in all, 90.0 each\n"
+    finished = [e.result for e in result.events if isinstance(e, ToolCallFinished)]
+    assert [(r.name, r.ok, r.content) for r in finished] == [("skill_trip_split", True, "saved")]
+    # the nested confirm tool asked the user itself, under an id of its own
+    assert [(c.name, c.id.count("/")) for c in approver.asked] == [("save_line", 1)]
+
+
+def test_a_denied_nested_step_fails_the_skill_and_writes_nothing(tmp_path: Path) -> None:
+    agent, _ = trip_agent(tmp_path, Recorder(allow=False))
+    result = agent.run("Log the cost split of my 3-night trip at 120 a night for 4 people")
+    [finished] = [e.result for e in result.events if isinstance(e, ToolCallFinished)]
+    assert not finished.ok
+    assert "step 3 (save_line) failed" in finished.content
+    assert not (agent.workspace / "log.txt").exists()
+
+
+def test_a_cycle_is_refused_at_install_with_the_cycle_named(tmp_path: Path) -> None:
+    store = SkillStore(tmp_path / "home")
+    src = tmp_path / "src"
+    call_b = [{"skill": "plan-b", "arguments": {"x": "{{ x }}"}}]
+    call_a = [{"skill": "plan-a", "arguments": {"x": "{{ x }}"}}]
+    write_skill(src, "plan-a", skill_md("plan-a", "A.", call_b))
+    write_skill(src, "plan-b", skill_md("plan-b", "B.", call_a))
+    report = store.install(str(src), trust=True)
+    assert report.installed == []
+    assert sorted(report.refused) == [
+        ("plan-a", "its steps form a cycle: plan-a → plan-b → plan-a"),
+        ("plan-b", "its steps form a cycle: plan-a → plan-b → plan-a"),
+    ]
+    alone = write_skill(
+        tmp_path / "other", "loop", skill_md("loop", "L.", [{"skill": "loop", "arguments": {}}])
+    )
+    assert find_cycle([load_skill(alone)]) == ["loop", "loop"]
+
+
+def test_a_step_naming_a_missing_tool_leaves_the_skill_out_saying_why(tmp_path: Path) -> None:
+    folder = write_skill(
+        tmp_path,
+        "mailer",
+        skill_md("mailer", "Mail.", [{"tool": "send_mail", "arguments": {"to": "{{ to }}"}}]),
+    )
+    made, notes = skill_tools([load_skill(folder)], [t.name for t in TOOLS])
+    assert made == []
+    assert notes == [
+        "skill 'mailer' left out: its steps need send_mail, which are not available here"
+    ]
+
+
+LONG_BODY = "\n".join(
+    ["# Setup", "Install nothing; the tools are here.", "", "## Daily use"]
+    + [f"Line {i} of the daily routine." for i in range(200)]
+    + ["", "## Troubleshooting", "If the export is empty, check the folder name."]
+)
+
+
+def test_an_instruction_skill_opens_on_demand_by_section_or_file(tmp_path: Path) -> None:
+    folder = write_skill(
+        tmp_path,
+        "journal",
+        f"---\nname: journal\ndescription: Keep a "
+        f"daily journal. Use when asked to write the day down.\n---\n{LONG_BODY}\n",
+    )
+    (folder / "references").mkdir()
+    (folder / "references" / "prompts.md").write_text("What made you smile today?\n")
+    skill = load_skill(folder)
+    [journal], _ = skill_tools([skill], [])
+    assert journal.name == "skill_journal" and journal.description == "Keep a daily journal."
+    assert journal.read_only and journal.permission == "auto"
+    ctx = ToolContext(workspace=tmp_path)
+    opened = journal.fn(ctx)
+    assert opened.startswith("Skill journal (installed by the user).")
+    assert "Line 5 of the daily routine." in opened and "Line 199" not in opened
+    assert 'Sections (open one with part="…"): Setup, Daily use, Troubleshooting' in opened
+    assert 'Files (open one with part="…"): references/prompts.md' in opened
+    assert "check the folder name" in journal.fn(ctx, part="troubleshooting")
+    assert "What made you smile" in journal.fn(ctx, part="references/prompts.md")
+    with pytest.raises(Exception, match="has no part 'billing'; it has: Setup, Daily use"):
+        journal.fn(ctx, part="billing")
+
+
+def test_a_short_skill_without_files_takes_no_arguments(tmp_path: Path) -> None:
+    skill = Skill("tea", "Brew tea well.", tmp_path, "Boil water. Steep 3 minutes.", {})
+    [tea], _ = skill_tools([skill], [])
+    assert tea.parameters["properties"] == {}
+    assert tea.fn(ToolContext(workspace=tmp_path)).endswith("Boil water. Steep 3 minutes.")
