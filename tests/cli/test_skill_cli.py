@@ -58,7 +58,8 @@ def test_an_unsigned_skill_is_refused_with_the_reason_and_exit_1(
 ) -> None:
     folder = tmp_path / "notes-tidy"
     folder.mkdir()
-    (folder / "SKILL.md").write_text("---\nname: notes-tidy\ndescription: Tidy notes.\n---\nTidy.\n")
+    text = "---\nname: notes-tidy\ndescription: Tidy notes.\n---\nTidy.\n"
+    (folder / "SKILL.md").write_text(text)
     refused = lar("skill", "install", str(folder), home=lar_home)
     assert refused.returncode == 1
     assert "notes-tidy: refused: unsigned; install with --trust" in refused.stderr
