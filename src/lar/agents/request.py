@@ -14,6 +14,7 @@ from lar.calling.prompt import (
     ANSWER_MODE_TAIL,
     FAILED_TAIL,
     NEXT_STEP_TAIL,
+    SKILL_PREFIX,
     answer_mode_note,
     failed_only,
     fold_tool_results,
@@ -154,6 +155,26 @@ def with_nudge(request: list[Message], nudge: str) -> list[Message]:
     return [*request, Message("user", nudge)]
 
 
+def tool_listing(settings: LoopSettings, tools: Sequence[Tool]) -> str:
+    """The tool part of the request as the model sees it on ``settings.track``."""
+    if settings.track == "protocol":
+        return protocol_system_prompt("", tools)
+    if settings.track == "constrained":
+        return constrained_system_prompt("", tools)
+    return json.dumps([t.openai_schema() for t in tools])
+
+
+async def with_skills_share(
+    settings: LoopSettings, counter: TokenCounter, tools: Sequence[Tool], tokens: dict[str, int]
+) -> dict[str, int]:
+    """``tokens`` and, when skills are listed, ``skills``: their share of the tool part."""
+    rest = [t for t in tools if not t.name.startswith(SKILL_PREFIX)]
+    if len(rest) == len(tools):
+        return dict(tokens)
+    without = await counter.one(tool_listing(settings, rest)) if rest else 0
+    return {**tokens, "skills": max(0, tokens["tools"] - without)}
+
+
 async def fit_request(
     settings: LoopSettings,
     counter: TokenCounter,
@@ -173,11 +194,7 @@ async def fit_request(
     base += checkpoint_block(ctx)
 
     def listing(ts: Sequence[Tool]) -> str:
-        if settings.track == "protocol":
-            return protocol_system_prompt("", ts)
-        if settings.track == "constrained":
-            return constrained_system_prompt("", ts)
-        return json.dumps([t.openai_schema() for t in ts])
+        return tool_listing(settings, ts)
 
     return await fit(
         counter=counter,

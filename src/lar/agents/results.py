@@ -31,7 +31,7 @@ class RunResult:
 @dataclass(slots=True)
 class PromptPreview:
     messages: list[Message]
-    tokens: dict[str, int]  # system, history, memory, tools
+    tokens: dict[str, int]  # system, history, memory, tools (and skills: the tools' share)
     limits: dict[str, int]
     total: int
     n_ctx: int

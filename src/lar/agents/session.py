@@ -24,7 +24,7 @@ from lar.agents.loop import (
     run_loop,
     system_message,
 )
-from lar.agents.request import loop_settings
+from lar.agents.request import loop_settings, with_skills_share
 from lar.agents.results import PromptPreview, RunResult, failure_error, final_text
 from lar.agents.state import TaskRecorder
 from lar.engines.base import Engine, exclusive_loop
@@ -305,9 +305,10 @@ class Session:
         )
         request = [system, *render_history(fitted.history, settings.track, answer_mode=False)]
         total = sum(await counter.count([m.content for m in request])) + PER_MESSAGE * len(request)
+        tokens = await with_skills_share(settings, counter, fitted.tools, fitted.tokens)
         return PromptPreview(
             request,
-            fitted.tokens,
+            tokens,
             fitted.limits,
             total,
             n_ctx,

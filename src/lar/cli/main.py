@@ -104,6 +104,7 @@ def _make_agent(
     from lar.config import load_config
     from lar.redact import Redactor
     from lar.registry import load_plugins
+    from lar.skills import installed_skill_tools
     from lar.tools import builtin_tools, discover_tools
 
     load_plugins()  # before the config: plugins may add engine kinds and tools
@@ -111,6 +112,10 @@ def _make_agent(
     if track not in (None, "auto", "native", "protocol", "constrained"):
         raise LarError(f"--track must be auto, native, protocol or constrained (got {track!r})")
     tools = [*builtin_tools(), *discover_tools(config.tools_dir)]
+    skills, notes = installed_skill_tools(config.home, [t.name for t in tools])
+    for note in notes if not quiet else ():
+        console_err().print(f"[yellow]warning:[/yellow] {escape(note)}")
+    tools += skills
     with model_progress(quiet) as progress:
         agent = Agent(
             tools=tools,
@@ -302,6 +307,8 @@ def prompt(
 
     for part, share in SHARES.items():
         table.add_row(part, str(view.tokens[part]), str(view.limits[part]), f"{share:.0%}")
+    if "skills" in view.tokens:
+        table.add_row("  of the tools: skills", str(view.tokens["skills"]), "", "")
     table.add_row("total (with chat template)", str(view.total), str(view.n_ctx - view.reserve), "")
     out.print(table)
     system_tokens = view.tokens["system"] + view.tokens["tools"] + view.tokens["memory"]

@@ -10,6 +10,7 @@ order); runs of different sessions interleave, and their model calls queue fairl
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 import time
 from collections import OrderedDict
@@ -52,9 +53,14 @@ class Hub:
             config=config, engine=engine, tasks=self.tasks, memory=memory, queued=True
         )
         if tools is None:
+            from lar.skills import installed_skill_tools
             from lar.tools import builtin_tools, discover_tools
 
             tools = [*builtin_tools(), *discover_tools(config.tools_dir)]
+            skills, notes = installed_skill_tools(config.home, [t.name for t in tools])
+            for note in notes:
+                logging.getLogger("lar.server").warning("%s", note)
+            tools += skills
         self.agent: Agent = Agent(tools=tools)
         self.workspace = workspace
         self.approvals = Approvals(

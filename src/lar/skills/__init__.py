@@ -6,7 +6,7 @@ from lar.skills.loader import LoadResult, load_skill, scan_folder
 from lar.skills.manifest import Problem, Skill, SkillError, SkillStep
 from lar.skills.scan import Finding, scan_skill
 from lar.skills.signing import Verdict, keygen, load_private_key, sign, verify
-from lar.skills.store import SkillStore
+from lar.skills.store import SkillStore, installed_skill_tools
 
 __all__ = [
     "Finding",
@@ -24,4 +24,5 @@ __all__ = [
     "scan_skill",
     "sign",
     "verify",
+    "installed_skill_tools",
 ]

@@ -14,14 +14,14 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from lar.skills.as_tool import find_cycle
+from lar.skills.as_tool import find_cycle, skill_tools
 from lar.skills.loader import LoadResult, scan_folder
 from lar.skills.manifest import Problem, Skill, SkillError
 from lar.skills.scan import Finding, scan_skill
@@ -34,8 +34,9 @@ from lar.skills.signing import (
     manifest_hash,
     verify,
 )
+from lar.tools.base import Tool
 
-__all__ = ["Installed", "SkillStore"]
+__all__ = ["Installed", "SkillStore", "installed_skill_tools"]
 
 LOCK_FILE = "skills.lock"
 MAX_BYTES = 20 * 1024 * 1024
@@ -335,3 +336,17 @@ def _git(*args: str) -> str:
     if done.returncode != 0:
         raise SkillError(f"git {' '.join(args[:3])}…: {done.stderr.strip() or done.returncode}")
     return done.stdout.strip()
+
+
+def installed_skill_tools(home: Path, available: Iterable[str]) -> tuple[list[Tool], list[str]]:
+    """A tool per enabled, intact installed skill, and one line per skill left out and why.
+    ``available`` names the agent's other tools (a skill's steps may call only those)."""
+    store = SkillStore(home)
+    if not store.lock_file.exists():
+        return [], []
+    try:
+        skills, notes = store.enabled_skills()
+    except SkillError as exc:
+        return [], [f"no skills loaded: {exc}"]
+    tools, left_out = skill_tools(skills, available)
+    return list(tools), notes + left_out
