@@ -65,3 +65,30 @@ def test_an_unsigned_skill_is_refused_with_the_reason_and_exit_1(
     assert "notes-tidy: refused: unsigned; install with --trust" in refused.stderr
     trusted = lar("skill", "install", str(folder), "--trust", home=lar_home)
     assert trusted.returncode == 0 and "installed notes-tidy" in trusted.stdout
+
+
+def test_installed_skills_are_offered_one_line_each_and_leave_when_disabled(
+    lar_home: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "packing-list"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(
+        "---\nname: packing-list\ndescription: Make a packing list for a trip. Ask first.\n---\n"
+        "Ask where and how long, then list clothes, documents, chargers.\n"
+    )
+    assert lar("skill", "install", str(folder), "--trust", home=lar_home).returncode == 0
+    shown = lar("prompt", "--estimate", "Pack for Oslo", home=lar_home)
+    assert shown.returncode == 0, shown.stderr
+    assert "skill_packing_list(): Make a packing list for a trip.\n" in shown.stdout
+    assert "list clothes, documents" not in shown.stdout  # the body waits until opened
+    assert re.search(r"│   of the tools: skills +│ \d+ ", shown.stdout)
+
+    (lar_home / "skills" / "packing-list" / "SKILL.md").write_text("---\nname: packing-list\n---\n")
+    changed = lar("prompt", "--estimate", "Pack for Oslo", home=lar_home)
+    assert "skill_packing_list" not in changed.stdout
+    assert "skill 'packing-list' not loaded: changed since install: SKILL.md" in changed.stderr
+    lar("skill", "remove", "packing-list", home=lar_home)
+    assert lar("skill", "install", str(folder), "--trust", home=lar_home).returncode == 0
+    assert lar("skill", "disable", "packing-list", home=lar_home).returncode == 0
+    hidden = lar("prompt", "--estimate", "Pack for Oslo", home=lar_home)
+    assert "skill_" not in hidden.stdout and "of the tools: skills" not in hidden.stdout
