@@ -207,6 +207,18 @@ class ServerSettings(_Strict):
     """Sessions kept in memory; the least recently used goes first (its memories stay)."""
 
 
+class SkillSettings(_Strict):
+    """Skills (K1–K6) in ``$LAR_HOME/skills/`` (``lar skill``)."""
+
+    enabled: bool = True
+    """Offer the installed, enabled skills to the model (one tool each)."""
+    learn: bool = True
+    """Draft a skill from each task that succeeded with ``learn_min_calls`` tool calls or more."""
+    learn_min_calls: int = Field(5, ge=2, le=100)
+    enable_learned: bool = False
+    """Enable learned skills at once instead of keeping them as drafts for review."""
+
+
 class LarConfig(_Strict):
     model: str = DEFAULT_MODEL_NAME
     fallbacks: list[str] = Field(default_factory=list)
@@ -216,6 +228,7 @@ class LarConfig(_Strict):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     router: RouterSettings = Field(default_factory=RouterSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    skills: SkillSettings = Field(default_factory=SkillSettings)
     home: Path = Field(default_factory=lambda: lar_home(), exclude=True)
 
     @model_validator(mode="after")

@@ -97,8 +97,9 @@ class Runner:
         self.tasks = tasks
         if memory is True:
             from lar.memory import open_memory
+            from lar.skills import SkillStore
 
-            memory = open_memory(self.config)
+            memory = open_memory(self.config, skill_lines=SkillStore(self.config.home).l3_lines)
         self.memory: AgentMemory | None = memory or None
         self.redactor = Redactor([*self.config.secrets(), *([api_key] if api_key else [])])
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -235,6 +236,24 @@ class Runner:
         if self.traces is None:
             raise LarError("this runner keeps no traces (traces=False)")
         self.traces.feedback(trace_id, score, comment)
+
+    def learn(self, run_id: str) -> Any:
+        """Draft a skill from run ``run_id`` if it earned one (K5, ``skills.learn``): the
+        ``lar.skills.crystallize.Learned`` outcome, or None."""
+        settings = self.config.skills
+        if not settings.learn or self.traces is None:
+            return None
+        from lar.skills import SkillError, SkillStore
+        from lar.skills.crystallize import learn_from_trace
+
+        try:
+            trace = self.traces.get(run_id)
+            store = SkillStore(self.config.home)
+            return learn_from_trace(
+                store, trace, min_calls=settings.learn_min_calls, enable=settings.enable_learned
+            )
+        except (LarError, SkillError, OSError):
+            return None  # learning is a bonus: it never fails the run that was answered
 
     # --- the blocking API's event loop -------------------------------------------------------
 

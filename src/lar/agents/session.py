@@ -29,7 +29,7 @@ from lar.agents.results import PromptPreview, RunResult, failure_error, final_te
 from lar.agents.state import TaskRecorder
 from lar.engines.base import Engine, exclusive_loop
 from lar.errors import LarError
-from lar.memory.consolidate import Consolidated, consolidate, due_sessions, log_turn
+from lar.memory.consolidate import Consolidated, consolidate, due_sessions, end_turn, log_turn
 from lar.tools.base import ToolContext
 from lar.tools.builtin.interaction import CHECKPOINT_KEY
 from lar.tools.executor import Approver, ToolExecutor
@@ -94,6 +94,8 @@ class Session:
         self.state: dict[str, Any] = {}
         """What tools keep between runs (``ToolContext.state``; the checkpoint tool's notes)."""
         self.carried = Carried()
+        self.learned: Any = None
+        """What the last run taught (``lar.skills.crystallize.Learned``), if anything."""
         """What the conversation carries from run to run (the interaction tool's checkpoint
         note, the prompt's memory part)."""
         self.memory: AgentMemory | None = None
@@ -190,6 +192,7 @@ class Session:
             lock = await offload(runner.tasks.lock, run_id)
             recorder = TaskRecorder(runner.tasks, run_id)
         prelude: list[Event] = [decision]
+        calls = 0
         if self.memory is not None:
             prelude += await self._consolidate_if_due()
             prelude += await offload(self._memory_begin, text)
@@ -199,6 +202,7 @@ class Session:
             async for event in self._drive(model, messages, run_id, recorder, stream_text, prelude):
                 if trace is not None:
                     trace.observe(event)
+                calls += isinstance(event, ToolCallFinished)
                 yield event
         finally:
             if lock is not None:
@@ -206,13 +210,10 @@ class Session:
             if trace is not None and not trace.done:
                 trace.finish()  # interrupted: still a trace, outcome "interrupted"
         if self.memory is not None and not aside:
-            await offload(self._memory_end, text, final_text(messages))
-
-    def _memory_end(self, text: str, answer: str) -> None:
-        assert self.memory is not None
-        log_turn(self.memory, "assistant", answer)
-        self.memory.save_working(text, answer, self.state.get(CHECKPOINT_KEY, ""))
-        self.memory.sync_files()
+            note = self.state.get(CHECKPOINT_KEY, "")
+            await offload(end_turn, self.memory, text, final_text(messages), note)
+        if trace is not None and calls >= runner.config.skills.learn_min_calls:
+            self.learned = await offload(runner.learn, run_id)  # a skill drafted (K5)
 
     async def _summarize(self, prompt: str) -> str:
         response = await self.engine.generate(

@@ -260,6 +260,12 @@ def _run_cli(
             memory=memory,
         )
         _consume(agent, events(agent), json_out=json_out, quiet=quiet)
+        learned = agent.session().learned
+        if learned is not None and learned.drafted and not (quiet or json_out):
+            console_err().print(
+                f"learned: a draft skill {learned.name!r} ({learned.steps} steps) from this task; "
+                f"review it with `lar skill show {learned.name}`"
+            )
     except LarError as exc:
         print_error(exc)
         raise typer.Exit(exit_code(exc)) from None

@@ -258,3 +258,41 @@ def trust_key(
     with _errors():
         kid = SkillStore(lar_home()).trust_key(public_key)
     typer.echo(f"trusted key {kid}")
+
+
+@skill_app.command()
+def learn(
+    trace_id: Annotated[str, typer.Argument(help="A task's trace (see `lar trace list`).")],
+    min_calls: Annotated[
+        int, typer.Option("--min-calls", help="Tool calls the task needs to have made.")
+    ] = 5,
+) -> None:
+    """Draft a skill from a task that succeeded: only its calls that succeeded, in order, with
+    the values your request spelled out as parameters. The draft stays disabled until you
+    `lar skill enable` it; a task whose steps match an installed skill drafts nothing."""
+    from lar.config import load_config
+    from lar.skills import learn_from_trace
+    from lar.traces import TraceStore
+
+    with _errors():
+        config = load_config()
+        traces = TraceStore(config.home / "lar.db", background=False)
+        try:
+            trace = traces.get(trace_id)
+        finally:
+            traces.close()
+        store = SkillStore(config.home)
+        learned = learn_from_trace(store, trace, min_calls=min_calls)
+    if learned is None:
+        print_error(
+            f"{trace.id}: nothing to learn (the task failed, or made fewer than {min_calls} "
+            "tool calls, or fewer than 2 of them succeeded)"
+        )
+        raise typer.Exit(1)
+    if not learned.drafted:
+        typer.echo(f"nothing new: {learned.why}")
+        return
+    typer.echo(
+        f"drafted {learned.name} ({learned.steps} steps): review with `lar skill show "
+        f"{learned.name}`, then `lar skill enable {learned.name}`"
+    )

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from lar._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from lar.config import LarConfig
     from lar.memory.agent_memory import AgentMemory
     from lar.memory.archive import parse_when, read_records
@@ -52,8 +54,11 @@ __getattr__, __dir__ = lazy_exports(
 )
 
 
-def open_memory(config: LarConfig) -> AgentMemory:
-    """The agent's memory: the store, the L0–L4 files (user edits imported) and the settings."""
+def open_memory(
+    config: LarConfig, *, skill_lines: Callable[[], list[str]] | None = None
+) -> AgentMemory:
+    """The agent's memory: the store, the L0–L4 files (user edits imported) and the settings.
+    ``skill_lines``: the installed skills, listed in L3 (lar.skills)."""
     from lar.memory.agent_memory import AgentMemory
     from lar.memory.files import MemoryFiles
 
@@ -62,7 +67,7 @@ def open_memory(config: LarConfig) -> AgentMemory:
         store,
         k=config.memory.recall_k,
         threshold=config.memory.threshold,
-        files=MemoryFiles(store, config.home / "memory"),
+        files=MemoryFiles(store, config.home / "memory", skill_lines),
     )
 
 

@@ -55,6 +55,13 @@ class Consolidated:
 _WORD = re.compile(r"\w+")
 
 
+def end_turn(memory: AgentMemory, text: str, answer: str, note: str) -> None:
+    """After a run: log the answer, keep the task's note as working memory, sync the files."""
+    log_turn(memory, "assistant", answer)
+    memory.save_working(text, answer, note)
+    memory.sync_files()
+
+
 def log_turn(memory: AgentMemory, role: str, content: str) -> None:
     memory.store.db.executescript(TURNS_SCHEMA)
     memory.store.db.execute(

@@ -21,6 +21,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,10 +87,17 @@ def _private_dir(folder: Path) -> None:
 
 
 class MemoryFiles:
-    def __init__(self, store: MemoryStore, folder: Path) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        folder: Path,
+        skill_lines: Callable[[], list[str]] | None = None,
+    ) -> None:
         self.store = store
         self.folder = folder
         self.state_path = folder / ".sync.json"
+        self.skill_lines = skill_lines
+        """The installed skills, one line each, for L3 (lar.skills; read-only there)."""
 
     # --- import -----------------------------------------------------------------------------
 
@@ -163,7 +171,11 @@ class MemoryFiles:
         Skipped when nothing was audited since the last export (every change is audited), so
         a run that stored nothing does not rewrite large files."""
         mark = self._audit_mark()
-        if not force and self._written_mark() == mark and (self.folder / "L2_facts.md").exists():
+        installed = self.skill_lines() if self.skill_lines is not None else []
+        skills_mark = _sha("\n".join(installed))
+        written = self._written_marks()
+        same = written == (mark, skills_mark)
+        if not force and same and (self.folder / "L2_facts.md").exists():
             return
         if index_lines is None:
             index_lines = []
@@ -184,6 +196,12 @@ class MemoryFiles:
                 "# L3 — skills\n\nHow-tos that worked, one per line.",
                 [("Skills", "skill")],
                 records,
+            )
+            + (
+                "\n## Installed skills\n\nManaged with `lar skill` (edits here are not read).\n\n"
+                + "".join(f"- {line}\n" for line in installed)
+                if installed
+                else ""
             ),
         }
         hashes = {}
@@ -196,14 +214,16 @@ class MemoryFiles:
             if not same:
                 _atomic_write(path, text)
             hashes[name] = _sha(text)
-        state = {"files": hashes, "audit_seq": mark}
+        state = {"files": hashes, "audit_seq": mark, "skills": skills_mark}
         _atomic_write(self.state_path, json.dumps(state, indent=1) + "\n")
 
-    def _written_mark(self) -> int:
+    def _written_marks(self) -> tuple[int, str]:
+        """The audit mark and the skills' hash the files were last written for."""
         try:
-            return int(json.loads(self.state_path.read_text()).get("audit_seq", -1))
+            state = json.loads(self.state_path.read_text())
+            return int(state.get("audit_seq", -1)), str(state.get("skills", _sha("")))
         except (OSError, ValueError, AttributeError, TypeError):
-            return -1
+            return -1, ""
 
     @staticmethod
     def _listing(head: str, sections: list[tuple[str, str]], records: list[MemoryRecord]) -> str:

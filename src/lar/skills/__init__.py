@@ -2,6 +2,7 @@
 verified, offered to the model one line each and opened on demand, executable steps, skills
 learned from verified work."""
 
+from lar.skills.crystallize import Learned, learn_from_trace
 from lar.skills.loader import LoadResult, load_skill, scan_folder
 from lar.skills.manifest import Problem, Skill, SkillError, SkillStep
 from lar.skills.scan import Finding, scan_skill
@@ -9,6 +10,8 @@ from lar.skills.signing import Verdict, keygen, load_private_key, sign, verify
 from lar.skills.store import SkillStore, installed_skill_tools
 
 __all__ = [
+    "Learned",
+    "learn_from_trace",
     "Finding",
     "LoadResult",
     "Problem",

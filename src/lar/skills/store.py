@@ -169,7 +169,7 @@ class SkillStore:
         except SkillError as exc:
             report.refused.append((skill.name, str(exc)))
             return
-        others = [s for s in self._loaded(lock) if s.name != skill.name]
+        others = [s for s in self.loaded_skills(lock) if s.name != skill.name]
         cycle = find_cycle([*others, *batch, skill])
         if cycle:
             report.refused.append((skill.name, f"its steps form a cycle: {' → '.join(cycle)}"))
@@ -208,12 +208,52 @@ class SkillStore:
             Installed(skill.name, target, verdict, findings, result.problems, replaced=replace)
         )
 
-    def _loaded(self, lock: dict[str, dict[str, Any]]) -> list[Skill]:
+    def loaded_skills(self, lock: dict[str, dict[str, Any]]) -> list[Skill]:
         loaded = []
         for name in lock:
             results = scan_folder(self.root / name) if (self.root / name).is_dir() else []
             loaded += [r.skill for r in results if r.skill is not None]
         return loaded
+
+    def add_local(self, folder: Path, *, source: str, draft: bool) -> str:
+        """Install a skill Lar made itself (a learned draft): your own tier, no signature
+        needed; a draft stays disabled until ``set_enabled``."""
+        skill = scan_folder(folder)[0].skill
+        if skill is None:
+            raise SkillError(f"{folder}: not a usable skill")
+        lock = self.lock()
+        target = self.root / skill.name
+        if skill.name in lock or target.exists():
+            raise SkillError(f"{skill.name!r} is installed already")
+        shutil.copytree(folder, target)
+        manifest = file_manifest(target)
+        lock[skill.name] = {
+            "source": source,
+            "hash": manifest_hash(manifest),
+            "files": manifest,
+            "tier": "own",
+            "trusted_by_user": False,
+            "key_id": "",
+            "enabled": not draft,
+            "draft": draft,
+            "installed_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        self._write_lock(lock)
+        return skill.name
+
+    def l3_lines(self) -> list[str]:
+        """One line per installed skill for ``memory/L3_skills.md``."""
+        lines = []
+        for entry, result, changed in self.installed():
+            about = result.skill.short() if result and result.skill else "unreadable"
+            if changed:
+                state = "changed since install, not loaded"
+            elif entry.get("draft"):
+                state = f"draft: review with `lar skill show {entry['name']}`"
+            else:
+                state = "enabled" if entry.get("enabled", True) else "disabled"
+            lines.append(f"{entry['name']}: {about} ({state})")
+        return lines
 
     # -- manage ----------------------------------------------------------------------------
 
@@ -222,6 +262,8 @@ class SkillStore:
         if name not in lock:
             raise SkillError(_unknown(name, lock))
         lock[name]["enabled"] = enabled
+        if enabled:
+            lock[name].pop("draft", None)  # enabling a draft is the review that accepts it
         self._write_lock(lock)
 
     def remove(self, name: str) -> None:
