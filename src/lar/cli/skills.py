@@ -296,3 +296,86 @@ def learn(
         f"drafted {learned.name} ({learned.steps} steps): review with `lar skill show "
         f"{learned.name}`, then `lar skill enable {learned.name}`"
     )
+
+
+@skill_app.command()
+def optimize(
+    name: Annotated[str | None, typer.Argument(help="Only this skill (default: all).")] = None,
+    min_traces: Annotated[
+        int, typer.Option("--min-traces", help="Traces a skill needs before it is tuned.")
+    ] = 20,
+) -> None:
+    """Tune skills' descriptions and examples offline from their traces (K6).
+
+    Each skill's requests are split into training and held-out parts; the best candidate on the
+    training part is kept only if it ranks the skill first more often on the held-out part than
+    the original did. The winner is written beside the skill as an overlay (the skill itself is
+    never changed); `lar skill overlay remove NAME` rolls it back.
+    """
+    from lar.config import load_config
+    from lar.memory import open_embedder
+    from lar.skills import optimize as tune
+    from lar.traces import TraceStore
+
+    out = _out()
+    with _errors():
+        config = load_config()
+        store = SkillStore(config.home)
+        skills = store.loaded_skills(store.lock())
+        if name is not None and name not in {s.name for s in skills}:
+            raise LarError(f"no installed skill {name!r} (see `lar skill list`)")
+        embedder = open_embedder(config)
+        if embedder is None:
+            raise LarError("the optimizer needs the sentence embedder (memory.embedder)")
+        traces = TraceStore(config.home / "lar.db", background=False)
+        try:
+            found = traces.using_tools("skill_")
+        finally:
+            traces.close()
+        results = tune(skills, found, embedder.encode, store.root, min_traces=min_traces, only=name)
+    table = Table("skill", "traces", "train/held-out", "held-out top-1 before", "after", "overlay")
+    for r in results:
+        before = f"{r.before:.0%}" if r.before is not None else "—"
+        after = f"{r.after:.0%}" if r.after is not None else "—"
+        split = f"{r.train}/{r.held_out}" if r.train else "—"
+        table.add_row(
+            r.name, str(r.traces), split, before, after, "written" if r.written else r.why
+        )
+    out.print(table)
+
+
+overlay_app = typer.Typer(help="Overlays the optimizer wrote beside skills.")
+skill_app.add_typer(overlay_app, name="overlay", no_args_is_help=True)
+
+
+@overlay_app.command("show")
+def overlay_show(name: NameArg) -> None:
+    """The overlay's description and examples, and the held-out metric it won with."""
+    from lar.skills import read_overlay
+
+    store = SkillStore(lar_home())
+    with _errors():
+        overlay = read_overlay(store.root, name)
+    if overlay is None:
+        typer.echo(f"{name}: no overlay (the skill is used as written)")
+        return
+    typer.echo(f"description: {overlay.description}")
+    for example in overlay.examples:
+        typer.echo(f"example: {example}")
+    typer.echo(
+        f"held-out top-1: {overlay.before:.0%} → {overlay.after:.0%} "
+        f"({overlay.train} training, {overlay.held_out} held-out requests; {overlay.created})"
+    )
+
+
+@overlay_app.command("remove")
+def overlay_remove(name: NameArg) -> None:
+    """Delete the overlay: the skill is offered exactly as written again."""
+    from lar.skills import overlay_path
+
+    path = overlay_path(SkillStore(lar_home()).root, name)
+    if not path.exists():
+        print_error(f"{name}: no overlay to remove")
+        raise typer.Exit(1)
+    path.unlink()
+    typer.echo(f"removed {path}")

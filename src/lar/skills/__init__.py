@@ -5,11 +5,17 @@ learned from verified work."""
 from lar.skills.crystallize import Learned, learn_from_trace
 from lar.skills.loader import LoadResult, load_skill, scan_folder
 from lar.skills.manifest import Problem, Skill, SkillError, SkillStep
+from lar.skills.optimizer import Overlay, Tuned, optimize, overlay_path, read_overlay
 from lar.skills.scan import Finding, scan_skill
 from lar.skills.signing import Verdict, keygen, load_private_key, sign, verify
 from lar.skills.store import SkillStore, installed_skill_tools
 
 __all__ = [
+    "Overlay",
+    "Tuned",
+    "optimize",
+    "overlay_path",
+    "read_overlay",
     "Learned",
     "learn_from_trace",
     "Finding",

@@ -125,6 +125,9 @@ def _open_tool(skill: Skill) -> SkillTool:
             text += f'\nSections (open one with part="…"): {names}'
         if files:
             text += f'\nFiles (open one with part="…"): {", ".join(files)}'
+        examples = skill.frontmatter.get("x-lar-examples")
+        if isinstance(examples, list) and examples:
+            text += "\nRequests it served before: " + " | ".join(map(str, examples))
         return head + text
 
     tool = SkillTool(skill, parameters, open_skill)

@@ -24,6 +24,7 @@ from typing import Any
 from lar.skills.as_tool import find_cycle, skill_tools
 from lar.skills.loader import LoadResult, scan_folder
 from lar.skills.manifest import Problem, Skill, SkillError
+from lar.skills.optimizer import apply_overlay, overlay_path, read_overlay
 from lar.skills.scan import Finding, scan_skill
 from lar.skills.signing import (
     Tier,
@@ -271,6 +272,7 @@ class SkillStore:
         if name not in lock:
             raise SkillError(_unknown(name, lock))
         shutil.rmtree(self.root / name, ignore_errors=True)
+        overlay_path(self.root, name).unlink(missing_ok=True)
         del lock[name]
         self._write_lock(lock)
 
@@ -307,7 +309,8 @@ class SkillStore:
             elif result is None or result.skill is None:
                 notes.append(f"skill {entry['name']!r} not loaded: no readable SKILL.md")
             else:
-                skills.append(result.skill)
+                overlay = read_overlay(self.root, result.skill.name)
+                skills.append(apply_overlay(result.skill, overlay) if overlay else result.skill)
         return skills, notes
 
 

@@ -343,6 +343,23 @@ class TraceStore:
         ).fetchall()
         return [self._trace(r) for r in rows]
 
+    def using_tools(self, prefix: str, limit: int = 10_000) -> list[Trace]:
+        """The newest traces (with their steps) that called a tool whose name starts with
+        ``prefix`` (``skill_``: the skills' traces, for the optimizer)."""
+        self.flush()
+        rows = self.db.execute(
+            "SELECT * FROM traces t WHERE EXISTS (SELECT 1 FROM json_each(t.steps) s WHERE "
+            "json_extract(s.value, '$.kind') = 'tool' AND "
+            "substr(json_extract(s.value, '$.name'), 1, ?) = ?) ORDER BY created DESC LIMIT ?",
+            (len(prefix), prefix, limit),
+        ).fetchall()
+        out = []
+        for row in rows:
+            trace = self._trace(row)
+            trace.steps = steps_from_json(row["steps"])
+            out.append(trace)
+        return out
+
     def get(self, trace_id: str) -> Trace:
         self.flush()
         row = self.db.execute("SELECT * FROM traces WHERE id = ?", (trace_id,)).fetchone()
