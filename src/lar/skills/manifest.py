@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from lar.errors import LarError
 
-__all__ = ["Problem", "Skill", "SkillError", "SkillStep", "tool_name"]
+__all__ = ["Problem", "Skill", "SkillError", "SkillStep", "short_line", "tool_name"]
 
 RESOURCE_DIRS = ("scripts", "references", "templates", "assets")
 
@@ -96,15 +96,19 @@ class Skill:
 
     def short(self, limit: int = 90) -> str:
         """The description's first sentence, at most ``limit`` characters: the prompt line."""
-        text = " ".join(self.description.split())
-        for end in (". ", "; ", " — "):
-            cut = text.find(end)
-            if 0 < cut < limit:
-                text = text[: cut + (1 if end == ". " else 0)]
-                break
-        if len(text) > limit:
-            text = text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
-        return text
+        return short_line(self.description, limit)
+
+
+def short_line(description: str, limit: int = 90) -> str:
+    text = " ".join(description.split())
+    for end in (". ", "; ", " — "):
+        cut = text.find(end)
+        if 0 < cut < limit:
+            text = text[: cut + (1 if end == ". " else 0)]
+            break
+    if len(text) > limit:
+        text = text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    return text
 
 
 def tool_name(skill_name: str) -> str:

@@ -5,10 +5,12 @@ and Lar's relevance check (lar.calling.relevance) and context budget rank tools 
 request is to it. For every skill with at least ``min_traces`` traces of requests it served, the
 optimizer splits those requests into a training part and a held-out part (by trace id, so the
 split is stable), proposes descriptions built from the training requests (the words they share
-that the description lacks, and up to three example requests), picks the one that ranks the
-skill first most often on the training part, and measures the original and the winner on the
-held-out part: top-1 among all installed skills, by the sentence embedder memory uses. Only a
-winner that is better on held-out requests is written — as an overlay beside the skill
+that the description lacks, as many as fit the listing line), picks the one whose listing line
+ranks the skill first most often on the training part, and measures the original and the winner
+on the held-out part: top-1 among all installed skills, by the sentence embedder memory uses.
+Up to three training requests that share few words go with it as examples, shown when the
+skill is opened (they are not part of the metric). Only a winner that is better on held-out
+requests is written — as an overlay beside the skill
 (``skills/<name>.overlay.json``), never into the skill, whose signature and lock stay valid.
 ``lar skill overlay remove`` deletes it and the skill is as it was.
 """
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lar.skills.manifest import Skill, SkillError
+from lar.skills.manifest import Skill, SkillError, short_line
 
 if TYPE_CHECKING:
     from lar.traces import Trace
@@ -36,6 +38,8 @@ __all__ = ["Overlay", "Tuned", "apply_overlay", "optimize", "overlay_path", "rea
 
 Encode = Callable[[Sequence[str]], Any]
 HELD_OUT = 0.3
+LINE = 90
+"""A skill's listing line is its description's first sentence, cut at this many characters."""
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 _COMMON = frozenset(
     "the and for with from into that this what which please can you could would will about "
@@ -116,7 +120,7 @@ def optimize(
         name: ([q for i, q in rs if not _held_out(i)], [q for i, q in rs if _held_out(i)])
         for name, rs in requests.items()
     }
-    texts = {s.name: _text(s.description, _examples(s)) for s in skills}
+    texts = {s.name: short_line(s.description) for s in skills}
     out: list[Tuned] = []
     for skill in skills:
         if only is not None and skill.name != only:
@@ -133,19 +137,19 @@ def optimize(
             tuned.why = "the traces did not split into training and held-out requests"
             continue
         candidates = _candidates(skill.description, train)
-        tuned.candidates = [d for d, _ in candidates]
+        tuned.candidates = candidates
 
         def score(text: str, part: int, name: str = skill.name) -> float:
             return _top1(name, text, texts, split, part, encode)
 
-        best = max(candidates, key=lambda c: score(_text(*c), 0))
+        best = max(candidates, key=lambda c: score(short_line(c), 0))
         tuned.before = score(texts[skill.name], 1)
-        tuned.after = score(_text(*best), 1)
+        tuned.after = score(short_line(best), 1)
         if tuned.after <= tuned.before:
             tuned.why = "no candidate did better on the held-out requests; nothing written"
             continue
         overlay = Overlay(
-            best[0], best[1], tuned.before, tuned.after, len(train), len(held),
+            best, _diverse(train, 3), tuned.before, tuned.after, len(train), len(held),
             datetime.now(UTC).isoformat(timespec="seconds"),
         )  # fmt: skip
         path = overlay_path(skills_root, skill.name)
@@ -158,35 +162,20 @@ def _as_dict(overlay: Overlay) -> dict[str, Any]:
     return {k: getattr(overlay, k) for k in Overlay.__dataclass_fields__}
 
 
-def _examples(skill: Skill) -> list[str]:
-    found = skill.frontmatter.get("x-lar-examples")
-    return [str(x) for x in found] if isinstance(found, list) else []
-
-
-def _text(description: str, examples: Sequence[str]) -> str:
-    return " ".join([description, *examples])
-
-
-def _candidates(description: str, train: list[str]) -> list[tuple[str, list[str]]]:
-    """The original, then descriptions with the training requests' shared words, and each
-    with up to three example requests."""
+def _candidates(description: str, train: list[str]) -> list[str]:
+    """The original, then the original's first sentence with the words the training requests
+    share and it lacks, as many as fit the listing line."""
+    first = short_line(description).rstrip(".…")
     have = {w.lower() for w in _WORD.findall(description)}
     counts = Counter(
         w for q in train for w in {w.lower() for w in _WORD.findall(q)} if w not in _COMMON
     )
     shared = [w for w, n in counts.most_common() if n >= 2 and w not in have]
-    base = description.rstrip(". ")
-    options: list[str] = [description]
-    for k in (3, 6, 10):
-        if len(shared) >= min(k, 1) and shared[:k]:
-            options.append(f"{base}. Use for: {', '.join(shared[:k])}.")
-    examples = _diverse(train, 3)
-    out: list[tuple[str, list[str]]] = []
-    for option in dict.fromkeys(options):
-        out.append((option, []))
-        if examples:
-            out.append((option, examples))
-    return out
+    options = [description]
+    for k in (2, 4, 6, 8):
+        if len(shared) >= k or (k == 2 and shared):
+            options.append(f"{first}: {', '.join(shared[:k])}.")
+    return [o for o in dict.fromkeys(options) if o == description or len(o) <= LINE]
 
 
 def _diverse(requests: list[str], k: int) -> list[str]:
