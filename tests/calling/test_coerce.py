@@ -142,7 +142,7 @@ def test_the_schema_really_rejects_what_coercion_fixes() -> None:
     assert tool.validate(fixed) == {"n": 5, "unit": "celsius"}
 
 
-NAMES = ["factorial", "get_weather", "get_forecast", "search.web"]
+NAMES = ["factorial", "get_weather", "get_forecast", "search.web", "skill_ascii_art", "art"]
 
 
 @pytest.mark.parametrize(
@@ -157,6 +157,9 @@ NAMES = ["factorial", "get_weather", "get_forecast", "search.web"]
         ("tools.search.web", "search.web"),
         ("weather", None),  # a part of a name is not enough
         ("get_capital", None),
+        ("ascii-art", "skill_ascii_art"),  # a skill by its own name
+        ("functions.ascii_art", "skill_ascii_art"),
+        ("art", "art"),  # a listed tool first
     ],
 )
 def test_resolve_name(name: str, wanted: str | None) -> None:

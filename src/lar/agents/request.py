@@ -15,9 +15,11 @@ from lar.calling.prompt import (
     FAILED_TAIL,
     NEXT_STEP_TAIL,
     SKILL_PREFIX,
+    SKILL_TAIL,
     answer_mode_note,
     failed_only,
     fold_tool_results,
+    opened_skill,
     protocol_system_prompt,
 )
 from lar.tools.base import Tool, ToolContext
@@ -136,6 +138,8 @@ def render_history(history: list[Message], track: Track, *, answer_mode: bool) -
         # An instruction right after the data steers small models better than the system
         # prompt. With the tools still listed the model may call the next one it needs.
         tail = ANSWER_MODE_TAIL if answer_mode else NEXT_STEP_TAIL
+        if not answer_mode and opened_skill(history):
+            tail = SKILL_TAIL
         if answer_mode and failed_only(history):
             tail = FAILED_TAIL
         rendered[-1] = Message("user", rendered[-1].content + tail)

@@ -71,6 +71,8 @@ def resolve_name(name: str, names: Iterable[str]) -> str | None:
             candidates.append(low[len(prefix) :])
     if "." in low:
         candidates.append(low.rsplit(".", 1)[1])
+    # a skill called by its own name: ``ascii-art`` for the tool ``skill_ascii_art``
+    candidates += ["skill_" + c for c in candidates if not c.lower().startswith("skill_")]
     folded = {n: fold_name(n) for n in names}
     for cand in candidates:
         hits = [n for n, f in folded.items() if f == fold_name(cand)]

@@ -32,6 +32,8 @@ __all__ = [
     "failed_only",
     "this_requests_calls",
     "NEXT_STEP_TAIL",
+    "SKILL_TAIL",
+    "opened_skill",
     "REPLY_TOOL",
     "has_reply",
     "take_reply",
@@ -244,6 +246,25 @@ NEXT_STEP_TAIL = (
     "\n\nUse this result: answer my request, or call the next tool if it needs another step."
 )
 """After a result, with the tools still listed: two-step tasks need the next call."""
+SKILL_TAIL = (
+    "\n\nThat is the skill's guide. Do my request with it now: reply with the tool call it "
+    "needs (code_run, shell or another listed tool), using the values in my request."
+)
+"""After a skill was opened: small models otherwise answer by copying the guide."""
+
+
+def opened_skill(history: Sequence[Message]) -> bool:
+    """Whether the latest tool results include a skill's guide (``skill_*`` without steps)."""
+    for m in reversed(history):
+        if m.role != "tool":
+            return False
+        if (
+            (m.name or "").startswith(SKILL_PREFIX)
+            and not m.failed
+            and m.content.startswith("Skill ")
+        ):
+            return True
+    return False
 
 
 def fold_tool_results(messages: Sequence[Message]) -> list[Message]:
@@ -291,7 +312,8 @@ def clean_answer(text: str) -> str:
     only its ``name(args) returned:`` header (as a list item, too); the user should see the
     data, not the markup.
     """
-    for tail in (NEXT_STEP_TAIL.strip(), ANSWER_MODE_TAIL.strip(), FAILED_TAIL.strip()):
+    for tail in (NEXT_STEP_TAIL, ANSWER_MODE_TAIL, FAILED_TAIL, SKILL_TAIL):
+        tail = tail.strip()
         text = text.replace(tail, "")  # our own instruction, copied back
     if "tool_re" not in text and ") returned:" not in text:
         return text.strip()

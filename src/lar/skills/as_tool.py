@@ -105,7 +105,11 @@ def find_cycle(skills: Iterable[Skill]) -> list[str] | None:
 
 
 def _open_tool(skill: Skill) -> SkillTool:
-    files = [f for kind in ("references", "templates") for f in skill.resources().get(kind, [])]
+    files = [
+        f
+        for kind in ("references", "templates", "scripts")
+        for f in skill.resources().get(kind, [])
+    ]
     sections = _sections(skill.body)
     parameters: dict[str, Any] = {"properties": {}, "additionalProperties": False}
     if files or len(skill.body) > OPEN_CHARS:
