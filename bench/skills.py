@@ -134,8 +134,10 @@ def main() -> None:
     judged = [r for r in rows if r["followed"] is not None]
     followed = sum(bool(r["followed"]) for r in judged)
     variant = "no skill tail" if args.no_skill_tail else "all on"
-    print(f"\n{args.set} ({variant}): opened the right skill {opened}/{n}, a wrong one {wrong}/{n}, "
-          f"followed {followed}/{len(judged)} of those opened with commands to follow")  # fmt: skip
+    print(
+        f"\n{args.set} ({variant}): opened the right skill {opened}/{n}, a wrong one {wrong}/{n}, "
+        f"followed {followed}/{len(judged)} of those opened with commands to follow"
+    )
     out = args.out or ROOT / "evals" / "results" / (
         f"skills-{args.set}{'-no-tail' if args.no_skill_tail else ''}.json"
     )
