@@ -92,3 +92,7 @@ def test_installed_skills_are_offered_one_line_each_and_leave_when_disabled(
     assert lar("skill", "disable", "packing-list", home=lar_home).returncode == 0
     hidden = lar("prompt", "--estimate", "Pack for Oslo", home=lar_home)
     assert "skill_" not in hidden.stdout and "of the tools: skills" not in hidden.stdout
+    lar("skill", "enable", "packing-list", home=lar_home)
+    (lar_home / "config.yaml").write_text("skills:\n  enabled: false\n")
+    off = lar("prompt", "--estimate", "Pack for Oslo", home=lar_home)
+    assert off.returncode == 0 and "skill_packing_list" not in off.stdout

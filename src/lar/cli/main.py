@@ -112,7 +112,11 @@ def _make_agent(
     if track not in (None, "auto", "native", "protocol", "constrained"):
         raise LarError(f"--track must be auto, native, protocol or constrained (got {track!r})")
     tools = [*builtin_tools(), *discover_tools(config.tools_dir)]
-    skills, notes = installed_skill_tools(config.home, [t.name for t in tools])
+    skills, notes = (
+        installed_skill_tools(config.home, [t.name for t in tools])
+        if config.skills.enabled
+        else ([], [])
+    )
     for note in notes:  # even when quiet: a skill left out (changed on disk?) must be seen
         console_err().print(f"[yellow]warning:[/yellow] {escape(note)}")
     tools += skills

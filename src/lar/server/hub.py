@@ -57,7 +57,11 @@ class Hub:
             from lar.tools import builtin_tools, discover_tools
 
             tools = [*builtin_tools(), *discover_tools(config.tools_dir)]
-            skills, notes = installed_skill_tools(config.home, [t.name for t in tools])
+            skills, notes = (
+                installed_skill_tools(config.home, [t.name for t in tools])
+                if config.skills.enabled
+                else ([], [])
+            )
             for note in notes:
                 logging.getLogger("lar.server").warning("%s", note)
             tools += skills
