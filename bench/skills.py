@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -32,26 +31,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpora" / "skills"
-_BUILTINS = frozenset(
-    "echo cd export cat ls sudo if then fi for do done else while set source pip pip3 python "
-    "python3 mkdir rm cp mv chmod curl wget grep sed awk head tail true false test printf".split()
-)
-
-
-def command_words(body: str) -> set[str]:
-    words: set[str] = set()
-    for lang, block in re.findall(r"```(\w*)\n(.*?)```", body, re.S):
-        for line in block.splitlines():
-            line = line.strip().removeprefix("$ ")
-            if lang in ("python", "py"):
-                m = re.match(r"(?:from|import)\s+([A-Za-z_][\w]*)", line)
-                if m:
-                    words.add(m.group(1).lower())
-            elif lang in ("bash", "sh", "shell", "console", "zsh", ""):
-                m = re.match(r"([a-z][a-z0-9_-]{1,})\b", line)
-                if m and m.group(1) not in _BUILTINS:
-                    words.add(m.group(1))
-    return words
 
 
 def main() -> None:
@@ -68,6 +47,7 @@ def main() -> None:
 
     from lar import Agent
     from lar.config import load_config
+    from lar.evals.skillcalls import command_words, follows
     from lar.skills import SkillStore, installed_skill_tools, scan_folder
     from lar.tools import builtin_tools
     from lar.types import ToolCallStarted
@@ -118,8 +98,7 @@ def main() -> None:
         if first == want and words:
             index = next(j for j, c in enumerate(calls) if c.name == want)
             after = [c for c in calls[index + 1 :] if not c.name.startswith("skill_")]
-            text = json.dumps(after[0].arguments).lower() if after else ""
-            followed = bool(after) and any(re.search(rf"\b{re.escape(w)}\b", text) for w in words)
+            followed = bool(after) and follows(after[0].arguments, words)
         row = {**case, "calls": [f"{c.name}({json.dumps(c.arguments)[:80]})" for c in calls],
                "opened": first == want, "wrong": first is not None and first != want,
                "followed": followed}  # fmt: skip

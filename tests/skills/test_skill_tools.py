@@ -203,3 +203,34 @@ def test_a_short_skill_without_files_takes_no_arguments(tmp_path: Path) -> None:
     [tea], _ = skill_tools([skill], [])
     assert tea.parameters["properties"] == {}
     assert tea.fn(ToolContext(workspace=tmp_path)).endswith("Boil water. Steep 3 minutes.")
+
+
+def test_a_reopened_skill_is_answered_with_a_nudge_to_act_on_it(tmp_path: Path) -> None:
+    skill = Skill("tea", "Brew tea well.", tmp_path, "Run: `kettle --boil`, then steep.", {})
+    [tea], _ = skill_tools([skill], [])
+    open_it = '<tool_call>{"name": "skill_tea", "arguments": {}}</tool_call>'
+    engine = ScriptedEngine(
+        [open_it, open_it, '<tool_call>{"name": "multiply", "arguments": {"a": 2, "b": 3}}'
+         "</tool_call>", "Done: 6."]
+    )  # fmt: skip
+    agent = Agent(engine=engine, tools=[multiply, tea], workspace=tmp_path)
+    result = agent.run("Brew me tea")
+    assert [c.name for c in result.tool_calls] == ["skill_tea", "multiply"]
+    nudged = engine.calls[2][-1].content
+    assert "You opened skill_tea already" in nudged and "Do my request with it" in nudged
+    # without the policy, the same script spends its turns on the skill
+    plain = ScriptedEngine([open_it, open_it, "Done."])
+    agent = Agent(engine=plain, tools=[multiply, tea], workspace=tmp_path, policies=[])
+    assert [c.name for c in agent.run("Brew me tea").tool_calls] == ["skill_tea", "skill_tea"]
+
+
+def test_command_words_are_read_from_the_skills_code_blocks() -> None:
+    from lar.evals.skillcalls import command_words, follows
+
+    body = (
+        "Install:\n\n```bash\npip install pyfiglet\npython3 -m pyfiglet HI\nuvx pygount \\\n"
+        "  --format=summary .\ngh issue list\n```\n\n```python\nimport cowsay\n```\n"
+    )
+    assert command_words(body) == {"pyfiglet", "pygount", "gh", "cowsay"}
+    assert follows({"command": "gh issue close 7"}, {"gh"})
+    assert not follows({"command": "ghost town"}, {"gh"})

@@ -426,11 +426,13 @@ from lar.agents.answer_policies import (  # noqa: E402 - they register after the
     UnreadFile,
 )
 from lar.agents.edit_policies import LostText  # noqa: E402
+from lar.agents.skill_policies import ReopenedSkill  # noqa: E402
 
 DEFAULT_PROFILE: Sequence[str] = (
     InventedTool.name,
     InventedOption.name,
     RepeatedCall.name,
+    ReopenedSkill.name,
     UnreadFile.name,
     UngroundedValues.name,
     OffTopicCall.name,

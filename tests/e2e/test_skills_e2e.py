@@ -1,0 +1,102 @@
+"""Skills on the embedded model: 20 real corpus skills enabled, the system prompt within 1,500
+tokens, and requests that each match one skill — the model opens that skill and follows it.
+
+"Follows it" is read from the skill itself, never written per request: the call after the skill
+opened names a program or module the skill's own code blocks use
+(``lar.evals.skillcalls.command_words``). Every confirmation is denied, so nothing runs that
+would need a yes; the attempted call is what is checked. The requests are this test's own, not
+cases of evals/skills/."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lar import Agent
+from lar.evals.skillcalls import command_words, follows
+from lar.skills import SkillStore, installed_skill_tools, scan_folder
+from lar.tools import builtin_tools
+from lar.types import ToolCall, ToolCallStarted
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "skills"
+pytestmark = pytest.mark.skipif(
+    not CORPUS.is_dir(), reason=f"the skills corpus is not beside the checkout ({CORPUS})"
+)
+
+
+@pytest.fixture(scope="module")
+def agent(tmp_path_factory: pytest.TempPathFactory, model_home: Path) -> Agent:
+    home = tmp_path_factory.mktemp("skills-home")
+    (home / "models").symlink_to(model_home / "models", target_is_directory=True)
+    monkey = pytest.MonkeyPatch()
+    monkey.setenv("LAR_HOME", str(home))
+    loaded = [r.skill for r in scan_folder(CORPUS) if r.skill is not None][:20]
+    store = SkillStore(home)
+    for skill in loaded:
+        assert store.install(str(skill.folder), trust=True).refused == []
+    tools = builtin_tools()
+    skills, notes = installed_skill_tools(home, [t.name for t in tools])
+    assert len(skills) == 20 and notes == []
+    workspace = tmp_path_factory.mktemp("skills-ws")
+    made = Agent(
+        tools=[*tools, *skills],
+        workspace=workspace,
+        approver=lambda call, tool: False,
+        max_turns=3,
+        memory=False,
+        traces=False,
+    )
+    yield made
+    made.close()
+    monkey.undo()
+
+
+def test_twenty_skills_keep_the_system_prompt_within_1500_tokens(agent: Agent) -> None:
+    view = agent.preview("Hello")
+    assert view.exact  # counted by the model's own tokenizer
+    system = view.tokens["system"] + view.tokens["tools"] + view.tokens["memory"]
+    assert system <= 1500, view.tokens
+    assert 0 < view.tokens["skills"] < view.tokens["tools"]
+    listing = view.messages[0].content
+    assert listing.count("\nskill_") == 20
+    assert "pyfiglet" not in listing  # bodies wait until a skill is opened
+
+
+@pytest.mark.parametrize(
+    ("request_text", "skill"),
+    [
+        ("Turn the words GOOD MORNING into a large ASCII art banner", "ascii-art"),
+        (
+            "Measure this codebase: lines of code for each programming language",
+            "codebase-inspection",
+        ),
+        (
+            "Close issue 7 in my GitHub repository with a comment saying it is fixed",
+            "github-issues",
+        ),
+    ],
+)
+def test_the_model_opens_the_matching_skill_and_follows_it(
+    agent: Agent, request_text: str, skill: str
+) -> None:
+    calls: list[ToolCall] = []
+    for event in agent.stream(request_text):
+        if isinstance(event, ToolCallStarted):
+            calls.append(event.call)
+    agent.session().reset()
+    shown = [f"{c.name}({json.dumps(c.arguments)[:100]})" for c in calls]
+    want = "skill_" + skill.replace("-", "_")
+    opened = [c.name for c in calls if c.name.startswith("skill_")]
+    assert opened and opened[0] == want, shown
+    index = next(i for i, c in enumerate(calls) if c.name == want)
+    after = [c for c in calls[index + 1 :] if not c.name.startswith("skill_")]
+    assert after, shown
+    words = command_words((CORPUS_SKILL[skill] / "SKILL.md").read_text())
+    assert follows(after[0].arguments, words), (shown, sorted(words))
+
+
+CORPUS_SKILL = {
+    r.skill.name: r.skill.folder for r in scan_folder(CORPUS) if r.skill is not None
+} if CORPUS.is_dir() else {}  # fmt: skip
