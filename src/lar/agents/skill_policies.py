@@ -24,6 +24,8 @@ class ReopenedSkill(Policy):
     guide. Asked once for the call the guide needs instead."""
 
     name: ClassVar[str] = "reopened_skill"
+    # On native the repeated_call policy already keeps a call whose result is known from running.
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
     about: ClassVar[str] = "a skill opened again with the same arguments: asked once to act on it"
 
     async def before_calls(self, turn: Turn) -> Verdict:

@@ -2,8 +2,9 @@
 
 ``command_words`` are the programs and modules a skill's own code blocks use — the first word of
 each shell line (shell built-ins and generic tools such as ``curl`` left out; for ``python -m X``
-the module X) and each Python import. A call made after the skill opened follows it when its arguments name one of them.
-Used by ``bench/skills.py`` and the skills end-to-end test.
+the module X, for ``uvx X`` the program X) and each Python import. A call made after the skill
+opened follows it when its arguments name one of them. Used by ``bench/skills.py`` and the
+skills end-to-end test.
 """
 
 from __future__ import annotations
