@@ -305,7 +305,7 @@ def optimize(
         int, typer.Option("--min-traces", help="Traces a skill needs before it is tuned.")
     ] = 20,
 ) -> None:
-    """Tune skills' descriptions and examples offline from their traces (K6).
+    """Tune skills' descriptions and examples offline from their traces.
 
     Each skill's requests are split into training and held-out parts; the best candidate on the
     training part is kept only if it ranks the skill first more often on the held-out part than
