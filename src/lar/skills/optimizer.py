@@ -17,6 +17,7 @@ requests is written — as an overlay beside the skill
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -153,13 +154,10 @@ def optimize(
             datetime.now(UTC).isoformat(timespec="seconds"),
         )  # fmt: skip
         path = overlay_path(skills_root, skill.name)
-        path.write_text(json.dumps(_as_dict(overlay), indent=2, ensure_ascii=False) + "\n")
+        text = json.dumps(dataclasses.asdict(overlay), indent=2, ensure_ascii=False)
+        path.write_text(text + "\n")
         tuned.written = True
     return out
-
-
-def _as_dict(overlay: Overlay) -> dict[str, Any]:
-    return {k: getattr(overlay, k) for k in Overlay.__dataclass_fields__}
 
 
 def _candidates(description: str, train: list[str]) -> list[str]:
