@@ -16,7 +16,8 @@ runs that needs a yes; the attempted call is what is measured). Per request:
 
 Also prints the system prompt's tokens by the model's tokenizer (20 skills enabled).
 ``--no-skill-tail`` is the ablation of the instruction sent after a skill opens
-(lar.calling.prompt.SKILL_TAIL). Tune on dev; test is frozen (evals/README.md).
+(lar.calling.prompt.SKILL_TAIL); ``--ablate reopened_skill`` turns that policy off (a skill
+opened again becomes its guide's command, asked for in a short prompt). Tune on dev; test is frozen (evals/README.md).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--set", choices=["dev", "test"], default="dev")
     ap.add_argument("--no-skill-tail", action="store_true")
+    ap.add_argument("--ablate", default="", help="a policy to turn off (e.g. reopened_skill)")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
@@ -78,6 +80,7 @@ def main() -> None:
         approver=lambda call, tool: False,
         max_turns=3,
         memory=False,
+        policies=[f"-{args.ablate}"] if args.ablate else None,
     )
     view = agent.preview("Hello")
     system_tokens = view.tokens["system"] + view.tokens["tools"] + view.tokens["memory"]
@@ -113,12 +116,15 @@ def main() -> None:
     judged = [r for r in rows if r["followed"] is not None]
     followed = sum(bool(r["followed"]) for r in judged)
     variant = "no skill tail" if args.no_skill_tail else "all on"
+    if args.ablate:
+        variant = f"without {args.ablate}"
     print(
         f"\n{args.set} ({variant}): opened the right skill {opened}/{n}, a wrong one {wrong}/{n}, "
         f"followed {followed}/{len(judged)} of those opened with commands to follow"
     )
     out = args.out or ROOT / "evals" / "results" / (
-        f"skills-{args.set}{'-no-tail' if args.no_skill_tail else ''}.json"
+        f"skills-{args.set}{'-no-tail' if args.no_skill_tail else ''}"
+        f"{'-no-' + args.ablate if args.ablate else ''}.json"
     )
     out.write_text(json.dumps({"system_tokens": system_tokens, "rows": rows}, indent=1) + "\n")
 

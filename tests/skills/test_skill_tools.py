@@ -14,7 +14,8 @@ from lar.skills import Skill, load_skill
 from lar.skills.as_tool import find_cycle, skill_tools
 from lar.skills.store import SkillStore
 from lar.tools import ToolContext
-from lar.types import ToolCall, ToolCallFinished
+from lar.tools.builtin.code import shell as code_shell
+from lar.types import ToolCall, ToolCallFinished, ToolCallStarted
 
 
 @tool
@@ -205,23 +206,55 @@ def test_a_short_skill_without_files_takes_no_arguments(tmp_path: Path) -> None:
     assert tea.fn(ToolContext(workspace=tmp_path)).endswith("Boil water. Steep 3 minutes.")
 
 
-def test_a_reopened_skill_is_answered_with_a_nudge_to_act_on_it(tmp_path: Path) -> None:
-    skill = Skill("tea", "Brew tea well.", tmp_path, "Run: `kettle --boil`, then steep.", {})
+def test_a_reopened_skill_becomes_the_command_its_guide_shows(tmp_path: Path) -> None:
+    """The model opens a skill, then calls it again as if it could do the work: it is asked,
+    in a short prompt of the guide and the request only, for the command, and that runs
+    instead (through shell's own permission: here the user says no)."""
+    body = "# Tea\n\nBoil with:\n\n```bash\nkettle --boil --cups 1\n```\n"
+    skill = Skill("tea", "Brew tea well.", tmp_path, body, {})
+    [tea], _ = skill_tools([skill], [])
+    open_it = '<tool_call>{"name": "skill_tea", "arguments": {}}</tool_call>'
+    again = '<tool_call>{"name": "skill_tea", "arguments": {"cups": 2}}</tool_call>'
+    engine = ScriptedEngine(
+        [open_it, again, "```bash\nkettle --boil --cups 2\n```", "I could not boil it: denied."]
+    )
+    asked: list[str] = []
+    agent = Agent(
+        engine=engine, tools=[code_shell, tea], workspace=tmp_path,
+        approver=lambda call, tool: asked.append(call.arguments["command"]) is not None,
+    )  # fmt: skip
+    started = [
+        e.call for e in agent.stream("Brew two cups of tea") if isinstance(e, ToolCallStarted)
+    ]
+    assert [c.name for c in started] == ["skill_tea", "shell"]
+    assert started[1].arguments == {"command": "kettle --boil --cups 2"}
+    assert asked == ["kettle --boil --cups 2"]  # the user was asked, and said no
+    question = engine.calls[2]
+    assert [m.role for m in question] == ["system", "user"]  # the guide and request only
+    assert "kettle --boil --cups 1" in question[1].content
+    assert "My request: Brew two cups of tea" in question[1].content
+    assert "Boil with" not in question[0].content and "skill_tea" not in question[0].content
+    # without the policy, the same model spends its turns on the skill
+    plain = ScriptedEngine([open_it, again, "Done."])
+    agent = Agent(engine=plain, tools=[code_shell, tea], workspace=tmp_path, policies=[])
+    plain_calls = [e.call.name for e in agent.stream("Brew two cups of tea")
+                   if isinstance(e, ToolCallStarted)]  # fmt: skip
+    assert plain_calls == ["skill_tea", "skill_tea"]
+
+
+def test_a_reopened_skill_without_a_command_is_nudged_to_act_on_it(tmp_path: Path) -> None:
+    skill = Skill("tea", "Brew tea well.", tmp_path, "Steep green tea 3 minutes.", {})
     [tea], _ = skill_tools([skill], [])
     open_it = '<tool_call>{"name": "skill_tea", "arguments": {}}</tool_call>'
     engine = ScriptedEngine(
-        [open_it, open_it, '<tool_call>{"name": "multiply", "arguments": {"a": 2, "b": 3}}'
-         "</tool_call>", "Done: 6."]
+        [open_it, open_it, "Steep it.", '<tool_call>{"name": "multiply", "arguments": '
+         '{"a": 2, "b": 3}}</tool_call>', "Done: 6."]
     )  # fmt: skip
-    agent = Agent(engine=engine, tools=[multiply, tea], workspace=tmp_path)
+    agent = Agent(engine=engine, tools=[multiply, tea, code_shell], workspace=tmp_path)
     result = agent.run("Brew me tea")
     assert [c.name for c in result.tool_calls] == ["skill_tea", "multiply"]
-    nudged = engine.calls[2][-1].content
+    nudged = engine.calls[3][-1].content
     assert "You opened skill_tea already" in nudged and "Do my request with it" in nudged
-    # without the policy, the same script spends its turns on the skill
-    plain = ScriptedEngine([open_it, open_it, "Done."])
-    agent = Agent(engine=plain, tools=[multiply, tea], workspace=tmp_path, policies=[])
-    assert [c.name for c in agent.run("Brew me tea").tool_calls] == ["skill_tea", "skill_tea"]
 
 
 def test_command_words_are_read_from_the_skills_code_blocks() -> None:

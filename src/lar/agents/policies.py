@@ -431,8 +431,8 @@ from lar.agents.skill_policies import ReopenedSkill  # noqa: E402
 DEFAULT_PROFILE: Sequence[str] = (
     InventedTool.name,
     InventedOption.name,
-    RepeatedCall.name,
     ReopenedSkill.name,
+    RepeatedCall.name,
     UnreadFile.name,
     UngroundedValues.name,
     OffTopicCall.name,
