@@ -17,7 +17,8 @@ runs that needs a yes; the attempted call is what is measured). Per request:
 Also prints the system prompt's tokens by the model's tokenizer (20 skills enabled).
 ``--no-skill-tail`` is the ablation of the instruction sent after a skill opens
 (lar.calling.prompt.SKILL_TAIL); ``--ablate reopened_skill`` turns that policy off (a skill
-opened again becomes its guide's command, asked for in a short prompt). Tune on dev; test is frozen (evals/README.md).
+opened again becomes its guide's command, asked for in a short prompt). Tune on dev; test is
+frozen (evals/README.md).
 """
 
 from __future__ import annotations
