@@ -40,6 +40,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from lar.calling.prompt import SKILL_PREFIX
 from lar.types import ToolCall
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def resolve_name(name: str, names: Iterable[str]) -> str | None:
     if "." in low:
         candidates.append(low.rsplit(".", 1)[1])
     # a skill called by its own name: ``ascii-art`` for the tool ``skill_ascii_art``
-    candidates += ["skill_" + c for c in candidates if not c.lower().startswith("skill_")]
+    candidates += [SKILL_PREFIX + c for c in candidates if not c.lower().startswith(SKILL_PREFIX)]
     folded = {n: fold_name(n) for n in names}
     for cand in candidates:
         hits = [n for n, f in folded.items() if f == fold_name(cand)]
