@@ -194,6 +194,12 @@ def test_an_instruction_skill_opens_on_demand_by_section_or_file(tmp_path: Path)
     assert 'Sections (open one with part="…"): Setup, Daily use, Troubleshooting' in opened
     assert 'Files (open one with part="…"): references/prompts.md' in opened
     assert "check the folder name" in journal.fn(ctx, part="troubleshooting")
+    # a section carries its subsections; a long one is cut and names them
+    setup = journal.fn(ctx, part="Setup")
+    assert "Install nothing" in setup and "Line 5 of the daily routine." in setup
+    assert setup.endswith('Sections (open one with part="…"): Daily use, Troubleshooting')
+    daily = journal.fn(ctx, part="daily use")
+    assert daily.endswith("[…]") and "check the folder name" not in daily  # cut, no subsections
     assert "What made you smile" in journal.fn(ctx, part="references/prompts.md")
     with pytest.raises(Exception, match="has no part 'billing'; it has: Setup, Daily use"):
         journal.fn(ctx, part="billing")

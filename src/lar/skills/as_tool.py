@@ -141,18 +141,31 @@ def _open_tool(skill: Skill) -> SkillTool:
 
 
 def _sections(body: str) -> list[tuple[str, str]]:
-    """(heading, text under it) for each Markdown heading outside code fences."""
-    found: list[tuple[str, list[str]]] = []
+    """(heading, its text) for each Markdown heading outside code fences; a section's text runs
+    to the next heading of its level or higher, so it carries its subsections."""
+    lines = body.splitlines()
+    heads: list[tuple[int, int, str]] = []  # line index, level, title
     fenced = False
-    for line in body.splitlines():
+    for i, line in enumerate(lines):
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
         match = None if fenced else _HEADING.match(line)
         if match:
-            found.append((match.group(2), [line]))
-        elif found:
-            found[-1][1].append(line)
-    return [(title, "\n".join(lines)) for title, lines in found]
+            heads.append((i, len(match.group(1)), match.group(2)))
+    found = []
+    for n, (start, level, title) in enumerate(heads):
+        end = next((i for i, lv, _ in heads[n + 1 :] if lv <= level), len(lines))
+        found.append((title, "\n".join(lines[start:end])))
+    return found
+
+
+def _clipped(section: str) -> str:
+    """A section within OPEN_CHARS; a longer one is cut and names the subsections it holds."""
+    if len(section) <= OPEN_CHARS:
+        return section
+    inner = ", ".join(title for title, _ in _sections(section)[1:30])
+    text = section[:OPEN_CHARS].rsplit("\n", 1)[0] + "\n[…]"
+    return text + (f'\nSections (open one with part="…"): {inner}' if inner else "")
 
 
 def _part(skill: Skill, part: str, sections: list[tuple[str, str]], files: list[str]) -> str:
@@ -161,12 +174,11 @@ def _part(skill: Skill, part: str, sections: list[tuple[str, str]], files: list[
         text = (skill.folder / wanted).read_text(encoding="utf-8", errors="replace")
         return f"{wanted}:\n{text}"
     low = wanted.lower().lstrip("#").strip()
-    for title, text in sections:
-        if title.lower() == low:
-            return text
-    for title, text in sections:
-        if low in title.lower():
-            return text
+    chosen = next((t for t in sections if t[0].lower() == low), None) or next(
+        (t for t in sections if low in t[0].lower()), None
+    )
+    if chosen is not None:
+        return _clipped(chosen[1])
     known = [t for t, _ in sections] + files
     raise SkillError(
         f"skill {skill.name} has no part {part!r}; it has: {', '.join(known) or 'none'}"
