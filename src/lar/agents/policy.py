@@ -102,7 +102,8 @@ class AddCalls(_Said):
 
 @dataclass(frozen=True, slots=True)
 class ChangeCalls(_Said):
-    """The turn's calls become ``calls`` (the same calls, in order, with arguments changed)."""
+    """The turn's calls become ``calls``: the same calls with arguments changed, or a call
+    replaced by the one it stood for (a skill opened again → the command its guide shows)."""
 
     calls: tuple[ToolCall, ...] = ()
 
