@@ -20,7 +20,7 @@ __all__ = ["eval_command"]
 TRACKS = ("native", "protocol", "constrained")
 
 POLICY_NAMES = (
-    "invented_tool", "invented_option", "repeated_call", "reopened_skill", "unread_file",
+    "invented_tool", "invented_option", "reopened_skill", "repeated_call", "unread_file",
     "ungrounded_values",
     "off_topic", "doubted_values", "more_calls", "lost_text", "assumed_factor",
     "made_up_result", "described_call",
