@@ -50,7 +50,7 @@ def main() -> None:
 
     from lar import Agent
     from lar.config import load_config
-    from lar.evals.skillcalls import command_words, follows
+    from lar.evals.skillcalls import command_words, followed_after_opening
     from lar.skills import SkillStore, installed_skill_tools, scan_folder
     from lar.tools import builtin_tools
     from lar.types import ToolCallStarted
@@ -100,9 +100,7 @@ def main() -> None:
         followed = None
         words = bodies.get(want, set())
         if first == want and words:
-            index = next(j for j, c in enumerate(calls) if c.name == want)
-            after = [c for c in calls[index + 1 :] if not c.name.startswith("skill_")]
-            followed = bool(after) and follows(after[0].arguments, words)
+            followed = followed_after_opening(calls, want, words)
         row = {**case, "calls": [f"{c.name}({json.dumps(c.arguments)[:80]})" for c in calls],
                "opened": first == want, "wrong": first is not None and first != want,
                "followed": followed}  # fmt: skip

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from lar import Agent
-from lar.evals.skillcalls import command_words, follows
+from lar.evals.skillcalls import command_words, followed_after_opening
 from lar.skills import SkillStore, installed_skill_tools, scan_folder
 from lar.tools import builtin_tools
 from lar.types import ToolCall, ToolCallStarted
@@ -96,6 +96,4 @@ def test_the_model_opens_the_matching_skill_and_follows_it(
     assert opened and opened[0] == want, shown
     words = command_words(SKILLS[skill].body)
     assert words, f"{skill} names no program to follow"
-    after = [c for c in calls[calls.index(next(c for c in calls if c.name == want)) :]
-             if not c.name.startswith("skill_")]  # fmt: skip
-    assert after and follows(after[0].arguments, words), (shown, sorted(words))
+    assert followed_after_opening(calls, want, words), (shown, sorted(words))

@@ -273,3 +273,12 @@ def test_command_words_are_read_from_the_skills_code_blocks() -> None:
     assert command_words(body) == {"pyfiglet", "pygount", "gh", "cowsay"}
     assert follows({"command": "gh issue close 7"}, {"gh"})
     assert not follows({"command": "ghost town"}, {"gh"})
+    from lar.evals.skillcalls import followed_after_opening
+
+    opened = ToolCall("1", "skill_gh", {})
+    run = ToolCall("2", "shell", {"command": "gh issue list"})
+    other = ToolCall("3", "shell", {"command": "ls"})
+    assert followed_after_opening([opened, run], "skill_gh", {"gh"})
+    assert not followed_after_opening([run, opened], "skill_gh", {"gh"})  # before, not after
+    assert not followed_after_opening([opened, other, run], "skill_gh", {"gh"})  # next call only
+    assert not followed_after_opening([run], "skill_gh", {"gh"})  # never opened

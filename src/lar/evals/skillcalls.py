@@ -13,7 +13,9 @@ import json
 import re
 from typing import Any
 
-__all__ = ["command_words", "follows"]
+from lar.types import ToolCall
+
+__all__ = ["command_words", "follows", "followed_after_opening"]
 
 _GENERIC = frozenset(
     "echo cd export cat ls sudo if then fi for do done else while set source pip pip3 python "
@@ -53,3 +55,13 @@ def command_words(body: str) -> set[str]:
 def follows(arguments: dict[str, Any], words: set[str]) -> bool:
     text = json.dumps(arguments).lower()
     return any(re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", text) for w in words)
+
+
+def followed_after_opening(calls: list[ToolCall], opened: str, words: set[str]) -> bool:
+    """Whether the first call of another tool after ``opened`` (a skill's tool) was called
+    follows it (``follows``)."""
+    names = [c.name for c in calls]
+    if opened not in names:
+        return False
+    after = [c for c in calls[names.index(opened) + 1 :] if not c.name.startswith("skill_")]
+    return bool(after) and follows(after[0].arguments, words)
