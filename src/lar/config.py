@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import os
 import re
-import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import yaml
 from pydantic import (
@@ -25,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from lar.config_errors import describe, node_for
 from lar.errors import ConfigError
 
 __all__ = [
@@ -36,6 +36,8 @@ __all__ = [
     "CatalogOverride",
     "RouterSettings",
     "ServerSettings",
+    "SchedulerSettings",
+    "McpServerSettings",
     "ToolsConfig",
     "load_config",
     "lar_home",
@@ -48,6 +50,10 @@ BUILTIN_ENGINES = ("llamacpp", "openai")
 DEFAULT_MODEL_NAME = "default"
 _SECRET_ENV = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)", re.I)
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def _fail(message: str) -> NoReturn:
+    raise ValueError(message)
 
 
 class _Strict(BaseModel):
@@ -219,6 +225,57 @@ class SkillSettings(_Strict):
     """Enable learned skills at once instead of keeping them as drafts for review."""
 
 
+class NotifierSettings(_Strict):
+    """Where fired jobs are announced besides the inbox: ``desktop`` or a ``webhook``."""
+
+    kind: Literal["desktop", "webhook"]
+    url: str | None = None
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _url(self) -> NotifierSettings:
+        return self if self.kind != "webhook" or self.url else _fail("a webhook needs url")
+
+
+class IdleSettings(_Strict):
+    """Idle mode: off unless enabled; only the listed reviewed actions (lar.agents.idle)."""
+
+    enabled: bool = False
+    after_minutes: float = Field(30.0, gt=0, le=10_080)
+    actions: list[Literal["consolidate_memory", "summarize_notes"]] = Field(default_factory=list)
+
+
+class SchedulerSettings(_Strict):
+    """Jobs (``lar schedule``), run by ``lar serve`` or ``lar schedule run``."""
+
+    timezone: str | None = None
+    """IANA zone for schedules (none: this machine's, or ``TZ``)."""
+    missed: Literal["once", "skip"] = "once"
+    """A job whose time passed while no scheduler ran: run it once on wake, or skip it."""
+    notify: list[NotifierSettings] = Field(default_factory=list)
+    idle: IdleSettings = Field(default_factory=IdleSettings)
+
+
+class McpServerSettings(_Strict):
+    """One MCP server (I5): ``command`` (stdio) or ``url`` (Streamable HTTP)."""
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, SecretStr] = Field(default_factory=dict)
+    url: str | None = None
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    permission: Literal["auto", "confirm", "auth"] = "confirm"
+    """Of each of its tools unless ``tools`` names it."""
+    tools: dict[str, Literal["auto", "confirm", "auth"]] = Field(default_factory=dict)
+    timeout_s: float = Field(30.0, gt=0, le=3600)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSettings:
+        if (self.command is None) != (self.url is None):
+            return self
+        _fail("give either command (stdio) or url (Streamable HTTP)")
+
+
 class LarConfig(_Strict):
     model: str = DEFAULT_MODEL_NAME
     fallbacks: list[str] = Field(default_factory=list)
@@ -229,6 +286,9 @@ class LarConfig(_Strict):
     router: RouterSettings = Field(default_factory=RouterSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     skills: SkillSettings = Field(default_factory=SkillSettings)
+    scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
+    mcp: dict[str, McpServerSettings] = Field(default_factory=dict)
+    """MCP servers by name; their tools are named ``<server>.<tool>``."""
     home: Path = Field(default_factory=lambda: lar_home(), exclude=True)
 
     @model_validator(mode="after")
@@ -277,6 +337,11 @@ class LarConfig(_Strict):
         found += [c.get_secret_value() for c in self.tools.credentials.values()]
         if self.server.token is not None:
             found.append(self.server.token.get_secret_value())
+        for server in self.mcp.values():
+            found += [
+                v.get_secret_value() for v in (*server.env.values(), *server.headers.values())
+            ]
+        found += [v.get_secret_value() for n in self.scheduler.notify for v in n.headers.values()]
         found += [v for k, v in env.items() if _SECRET_ENV.search(k) and len(v) >= 8]
         return found
 
@@ -292,59 +357,6 @@ class LarConfig(_Strict):
 def lar_home(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     return Path(env.get("LAR_HOME") or "~/.lar").expanduser()
-
-
-def _node_for(root: yaml.Node | None, loc: tuple[Any, ...]) -> yaml.Node | None:
-    """The YAML node at a pydantic error location (for its line number)."""
-    node = root
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            nxt = None
-            for key, value in node.value:
-                if key.value == str(part):
-                    nxt = value if part != loc[-1] else key
-                    break
-            if nxt is None:
-                return node
-            node = nxt
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-            if part >= len(node.value):
-                return node
-            node = node.value[part]
-        else:
-            return node
-    return node
-
-
-def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    model: Any = LarConfig
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            return None
-        field = model.model_fields.get(str(part))
-        if field is None:
-            return None
-        annotation = field.annotation
-        args = typing.get_args(annotation)
-        model = args[0] if typing.get_origin(annotation) is list and args else annotation
-    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
-
-
-def _describe(err: Mapping[str, Any]) -> str:
-    loc = tuple(err["loc"])
-    if err["type"] == "extra_forbidden":
-        parent = _model_at(loc[:-1])
-        allowed = [n for n, f in (parent.model_fields.items() if parent else []) if not f.exclude]
-        return f"unknown key {loc[-1]!r}; allowed keys: {', '.join(allowed)}"
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    if err["type"] in ("missing",):
-        return "required key is missing"
-    value = err.get("input")
-    if err["type"] not in ("model_type", "dict_type") and not isinstance(value, dict | list):
-        msg += f" (got {value!r})"
-    return msg
 
 
 def _interpolate(value: Any, path: str, env: Mapping[str, str], where: str) -> Any:
@@ -439,7 +451,7 @@ def load_config(
             loc = tuple(err["loc"])
             key = ".".join(str(p) for p in loc) or "(top level)"
             first_key = first_key or key
-            node = _node_for(root, loc)
+            node = node_for(root, loc)
             line = f":{node.start_mark.line + 1}" if node is not None else ""
-            lines.append(f"{where}{line}: {key}: {_describe(err)}")
+            lines.append(f"{where}{line}: {key}: {describe(LarConfig, err)}")
         raise ConfigError("\n".join(lines), file=where, key=first_key) from None

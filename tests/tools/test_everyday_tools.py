@@ -247,25 +247,23 @@ def test_a_folder_tool_given_a_file_shows_the_file_and_a_url_names_web_scan(ws: 
     assert not read.ok and "web_scan fetches it" in read.content
 
 
-def test_a_reminder_is_answered_with_what_lar_cannot_do_yet(ws: Path) -> None:
-    """Until Lar has a scheduler, schedule changes nothing and the user is told so by code,
-    with what would make it possible: not a to-do passed off as a reminder."""
+def test_what_lar_cannot_do_is_answered_by_the_tools_account_with_no_model_call_after(
+    ws: Path,
+) -> None:
+    """A call that fails with ``not_possible`` (no exchange rates) ends the run with the tool's
+    own account of what would make it possible: no model call to restate or contradict it."""
     import json
 
     from lar import Agent
     from lar.engines.scripted import ScriptedEngine
-    from lar.tools.builtin.schedule import NO_SCHEDULER
 
-    r = run(ws, "schedule", when="tomorrow 9:00", text="call my mother")
-    assert not r.ok and ASKED == []  # nothing to allow: it changes nothing
-    assert r.error is not None and r.error.code == Code.NOT_POSSIBLE
-    assert "no scheduler" in r.content and "phone or calendar" in r.content
-    assert sorted(p.name for p in ws.iterdir()) == [".secret", "data.bin", "notes.txt", "src"]
-    step = json.dumps({"name": "schedule", "arguments": {"when": "9:00", "text": "call Mum"}})
-    engine = ScriptedEngine([f"<tool_call>\n{step}\n</tool_call>", "Done: your reminder is set."])
-    result = Agent(engine=engine, tools=builtin_tools(), workspace=ws).run("Remind me at 9.")
-    # The answer is what schedule said, with no model call to restate (or contradict) it.
-    assert result.text == NO_SCHEDULER
+    args = {"value": 50, "from_unit": "USD", "to_unit": "BRL"}
+    step = json.dumps({"name": "convert_units", "arguments": args})
+    engine = ScriptedEngine([f"<tool_call>\n{step}\n</tool_call>", "50 USD is 250 BRL."])
+    result = Agent(engine=engine, tools=builtin_tools(), workspace=ws).run("50 USD in BRL?")
+    direct = run(ws, "convert_units", **args)
+    assert direct.error is not None and result.text == direct.error.detail
+    assert result.text.startswith("Lar cannot convert currencies (USD to BRL)")
     assert len(engine.calls) == 1
 
 

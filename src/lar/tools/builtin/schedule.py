@@ -1,33 +1,67 @@
-"""schedule: what a request for a reminder, alarm or timer meets until Lar has a scheduler.
+"""schedule: a reminder, or a request to run later, as a job in ``lar.db`` (I4, I1).
 
-Lar runs only while someone uses it, so nothing can happen at a set time yet. Without a tool for
-it a small model reaches for what is listed ("remind me at 9" became a broken ``todo`` call, an
-alarm a ``shell`` call to ``at``) and the user is never told it cannot work. This tool is the
-honest answer to such a request: it changes nothing and always fails (``not_possible``) with
-what would make the request possible, which is then the answer (lar.agents.answers). The
-scheduler (schedules that survive restarts, run by ``lar serve``) will give this name its real
-body.
+It asks first (``confirm``): a job acts later without anyone watching. What it made is said in
+full in the result — the time it was read as, in the user's zone, and where it will be delivered
+— so a misread "tomorrow at 9" is seen at once, not at 9. A job run by the scheduler cannot
+make jobs (``SCHEDULED_JOB`` in the session's state): a job that schedules itself again is the
+runaway Hermes forbids too. A ``run`` job the agent makes is granted no tool that needs a yes;
+``lar schedule add --allow`` grants them, shown and confirmed by the user.
 """
 
 from __future__ import annotations
 
-from lar.tools.base import NotPossibleHere, tool
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+from zoneinfo import ZoneInfo
 
-__all__ = ["schedule", "NO_SCHEDULER"]
+from lar.tools.base import ToolContext, tool
 
-NO_SCHEDULER = (
-    "Lar cannot act at a set time yet: it has no scheduler, so nothing was scheduled. Set it "
-    "in your phone or calendar, or ask Lar to keep it on your to-do list."
-)
-"""What every call fails with, for the user and the model alike."""
+__all__ = ["schedule", "SCHEDULED_JOB", "where_delivered"]
+
+SCHEDULED_JOB = "scheduled_job"
+"""Key of ``ToolContext.state`` set while a job runs: its id."""
 
 
-@tool(broad=True)
-def schedule(when: str, text: str) -> str:
-    """Set a reminder, alarm or timer.
+def where_delivered() -> str:
+    return "delivered to the inbox (`lar inbox`) while `lar serve` or `lar schedule run` is running"
+
+
+@tool(permission="confirm", broad=True)
+def schedule(
+    when: str,
+    text: str,
+    ctx: ToolContext,
+    action: Literal["remind", "run"] = "remind",
+) -> str:
+    """Set a reminder (or a request to run later) for a time or on a repeat.
 
     Args:
-        when: When it is due, as the user said it.
-        text: What it is for.
+        when: When, as said: "tomorrow at 9am", "2026-12-24 18:00", "daily 08:00", "every 2h".
+        text: What to remind of (for action "run": the request to run then).
+        action: "remind" delivers the text when due; "run" runs it as a request then.
     """
-    raise NotPossibleHere(NO_SCHEDULER)
+    from lar.scheduler import JobStore, ScheduleError
+
+    if ctx.state.get(SCHEDULED_JOB) is not None:
+        raise PermissionError(
+            f"a scheduled job (job {ctx.state[SCHEDULED_JOB]}) cannot create jobs; "
+            "do not retry it, answer without it"
+        )
+    if ctx.home is None:
+        raise RuntimeError("schedules need a Lar home directory; none is configured for this run")
+    store = JobStore(Path(ctx.home) / "lar.db")
+    try:
+        job = store.add(ctx.redact(text), when, action=action, created_by="agent")
+    except ScheduleError as exc:
+        raise ValueError(str(exc)) from None
+    finally:
+        store.close()
+    assert job.next_due is not None
+    at = datetime.fromtimestamp(job.next_due, ZoneInfo(job.tz))
+    kind = "reminder" if action == "remind" else "request"
+    repeat = f" ({job.describe()})" if job.spec.split()[0] != "once" else ""
+    return (
+        f"scheduled job {job.id}, a {kind}: {job.what!r} for {at:%A %Y-%m-%d %H:%M} "
+        f"{job.tz}{repeat}; {where_delivered()}"
+    )

@@ -1,0 +1,160 @@
+"""Due jobs, fired (I4): reminders delivered, requests run as normal tasks with their traces.
+
+At 3 a.m. nobody can answer a confirmation, so a job's run is approved by what the user granted
+when the job was made (``Job.grants``, tool names) and by nothing else: any other call that needs
+a yes is denied, and the denial is part of what reaches the inbox. A job's run cannot make jobs
+(the ``schedule`` tool refuses inside one). Every fired job ends in the inbox and the notifiers,
+whatever happened: done, failed, denied or skipped after downtime.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lar.scheduler.jobs import Claim, Job, JobStore
+from lar.scheduler.notify import Notifier
+from lar.tools.builtin.schedule import SCHEDULED_JOB
+from lar.types import ToolCall
+
+if TYPE_CHECKING:
+    from lar.agents.agent import Agent
+    from lar.agents.runner import Runner
+
+__all__ = ["JobRunner", "Fired", "Grants"]
+
+Clock = Callable[[], float]
+
+
+@dataclass(slots=True)
+class Grants:
+    """The approver of a scheduled run: yes only to the granted tools; remembers each no."""
+
+    granted: frozenset[str]
+    denied: list[str] = field(default_factory=list)
+    how_to_allow: str = (
+        "it was not granted when the job was made: remove the job and add it again with "
+        "`lar schedule add … --allow TOOL`"
+    )
+
+    def __call__(self, call: ToolCall, tool: Any) -> bool:
+        if call.name in self.granted:
+            return True
+        self.denied.append(call.name)
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Fired:
+    """What one claimed due time came to."""
+
+    job: Job
+    due: float
+    state: str  # done | failed | denied | skipped
+    text: str
+    task_id: str | None = None
+    denied: tuple[str, ...] = ()
+
+
+class JobRunner:
+    """Fires the due jobs of one home. ``agent`` and ``runner`` run ``run`` jobs (without them
+    such a job fails with the reason); ``clock`` is the time source (tests move it)."""
+
+    def __init__(
+        self,
+        store: JobStore,
+        *,
+        agent: Agent | None = None,
+        runner: Runner | None = None,
+        notifiers: Sequence[Notifier] = (),
+        clock: Clock = time.time,
+        workspace: str | None = None,
+    ) -> None:
+        self.store = store
+        self.agent = agent
+        self.runner = runner
+        self.notifiers = list(notifiers)
+        self.clock = clock
+        self.workspace = workspace
+
+    async def tick(self) -> list[Fired]:
+        """Claim and fire every job due now; a job another scheduler claimed is left to it."""
+        now = self.clock()
+        fired: list[Fired] = []
+        for job in self.store.due(now):
+            claim = self.store.claim(job.id, now)
+            if claim is not None:
+                fired.append(await self.fire(claim))
+        return fired
+
+    async def run_now(self, job_id: int) -> Fired:
+        return await self.fire(self.store.claim_now(job_id, self.clock()))
+
+    async def fire(self, claim: Claim) -> Fired:
+        job = claim.job
+        if claim.decision == "skip":
+            outcome = Fired(job, claim.due, "skipped", "Missed while Lar was not running; skipped.")
+        elif job.action == "remind":
+            outcome = Fired(job, claim.due, "done", job.what)
+            self.store.finish(claim, "done", job.what)
+        else:
+            outcome = await self._run(claim)
+            self.store.finish(claim, outcome.state, outcome.text, task_id=outcome.task_id)
+        self._deliver(outcome)
+        return outcome
+
+    async def _run(self, claim: Claim) -> Fired:
+        job = claim.job
+        if self.agent is None or self.runner is None:
+            return Fired(job, claim.due, "failed", "no agent to run requests in this scheduler")
+        grants = Grants(frozenset(job.grants))
+        session = self.runner.session(self.agent, approver=grants, workspace=self.workspace)
+        session.state[SCHEDULED_JOB] = job.id
+        try:
+            result = await session.arun(job.what)
+        except Exception as exc:  # noqa: BLE001 - the job's failure is reported, never raised
+            return Fired(job, claim.due, "failed", f"the run failed: {exc}")
+        finally:
+            session.close()
+        denied = tuple(dict.fromkeys(grants.denied))
+        text = result.text
+        if denied:
+            text += "\n\nDenied (not granted when the job was made): " + ", ".join(denied)
+        state = "denied" if denied else ("done" if result.stop_reason != "error" else "failed")
+        return Fired(job, claim.due, state, text, result.run_id or None, denied)
+
+    def _deliver(self, fired: Fired) -> None:
+        kind = "Reminder" if fired.job.action == "remind" else f"Job {fired.job.id}"
+        title = (
+            f"{kind}: {fired.job.what}"
+            if fired.job.action == "remind"
+            else (f"{kind} ({fired.state}): {fired.job.what}")
+        )
+        if fired.state == "skipped":
+            title = f"Job {fired.job.id} skipped: {fired.job.what}"
+        self.store.deliver(fired.job.id, title[:200], fired.text)
+        for notifier in self.notifiers:
+            notifier.send(title[:200], fired.text)
+
+    async def serve(
+        self,
+        stop: asyncio.Event,
+        *,
+        max_sleep_s: float = 30.0,
+        on_fired: Callable[[Fired], None] | None = None,
+    ) -> None:
+        """Tick until ``stop`` is set, sleeping until the next due time (at most
+        ``max_sleep_s``, so jobs added by another process are seen)."""
+        while not stop.is_set():
+            for fired in await self.tick():
+                if on_fired is not None:
+                    on_fired(fired)
+            wake = self.store.next_wake()
+            pause = max_sleep_s if wake is None else min(max_sleep_s, wake - self.clock())
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=max(0.05, pause))
+            except TimeoutError:
+                pass
