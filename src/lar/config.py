@@ -38,6 +38,8 @@ __all__ = [
     "ServerSettings",
     "SchedulerSettings",
     "McpServerSettings",
+    "IdleSettings",
+    "NotifierSettings",
     "ToolsConfig",
     "load_config",
     "lar_home",

@@ -14,6 +14,8 @@ __all__ = [
     "TaskStore",
     "SHARES",
     "PolicyRegistry",
+    "JobRunner",
+    "IdleMode",
 ]
 
 __getattr__, __dir__ = lazy_exports(
@@ -26,14 +28,18 @@ __getattr__, __dir__ = lazy_exports(
         "TaskStore": "lar.agents.state",
         "SHARES": "lar.agents.context",
         "PolicyRegistry": "lar.agents.policy",
+        "JobRunner": "lar.agents.scheduled",
+        "IdleMode": "lar.agents.idle",
     },
 )
 
 if TYPE_CHECKING:
     from lar.agents.agent import Agent
     from lar.agents.context import SHARES
+    from lar.agents.idle import IdleMode
     from lar.agents.policy import PolicyRegistry
     from lar.agents.request import DEFAULT_SYSTEM_PROMPT
     from lar.agents.runner import Runner
+    from lar.agents.scheduled import JobRunner
     from lar.agents.session import Session
     from lar.agents.state import TaskStore

@@ -22,6 +22,7 @@ from lar.types import ToolCall
 
 if TYPE_CHECKING:
     from lar.agents.agent import Agent
+    from lar.agents.idle import IdleMode
     from lar.agents.runner import Runner
 
 __all__ = ["JobRunner", "Fired", "Grants"]
@@ -72,6 +73,7 @@ class JobRunner:
         notifiers: Sequence[Notifier] = (),
         clock: Clock = time.time,
         workspace: str | None = None,
+        idle: IdleMode | None = None,
     ) -> None:
         self.store = store
         self.agent = agent
@@ -79,6 +81,8 @@ class JobRunner:
         self.notifiers = list(notifiers)
         self.clock = clock
         self.workspace = workspace
+        self.idle = idle
+        """Idle mode, ticked with the jobs (``serve``)."""
 
     async def tick(self) -> list[Fired]:
         """Claim and fire every job due now; a job another scheduler claimed is left to it."""
@@ -152,6 +156,8 @@ class JobRunner:
             for fired in await self.tick():
                 if on_fired is not None:
                     on_fired(fired)
+            if self.idle is not None:
+                await self.idle.tick()
             wake = self.store.next_wake()
             pause = max_sleep_s if wake is None else min(max_sleep_s, wake - self.clock())
             try:

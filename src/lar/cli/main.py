@@ -17,6 +17,7 @@ from lar.cli.memory import memory_app
 from lar.cli.models import model_app
 from lar.cli.options import WorkspaceOpt
 from lar.cli.render import console_err, exit_code, model_progress, print_error, short
+from lar.cli.schedule import inbox, schedule_app
 from lar.cli.serve import serve
 from lar.cli.skills import skill_app
 from lar.cli.traces import feedback, learn, stats, trace_app
@@ -36,6 +37,7 @@ app.add_typer(model_app, name="model")
 app.add_typer(memory_app, name="memory", no_args_is_help=True)
 app.add_typer(trace_app, name="trace", no_args_is_help=True)
 app.add_typer(skill_app, name="skill", no_args_is_help=True)
+app.add_typer(schedule_app, name="schedule", no_args_is_help=True)
 app.command()(serve)
 
 
@@ -458,6 +460,7 @@ app.command()(learn)
 app.command()(stats)
 app.command("eval")(eval_command)
 app.command()(undo)
+app.command()(inbox)
 
 
 def entry() -> None:

@@ -5,6 +5,7 @@ the ``schedule`` tool, the CLI and that runner share.
 """
 
 from lar.scheduler.jobs import InboxItem, Job, JobRun, JobStore
+from lar.scheduler.notify import Notifier, notifiers_from
 from lar.scheduler.when import FORMS, Schedule, ScheduleError, next_due, parse_schedule, zone
 
 __all__ = [
@@ -13,6 +14,8 @@ __all__ = [
     "Job",
     "JobRun",
     "JobStore",
+    "Notifier",
+    "notifiers_from",
     "Schedule",
     "ScheduleError",
     "next_due",

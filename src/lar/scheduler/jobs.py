@@ -60,6 +60,14 @@ CREATE TABLE IF NOT EXISTS job_runs (
     by TEXT NOT NULL,
     PRIMARY KEY (job_id, due)
 );
+CREATE TABLE IF NOT EXISTS idle_runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    action TEXT NOT NULL,
+    started REAL NOT NULL,
+    state TEXT NOT NULL,
+    result TEXT NOT NULL,
+    task_id TEXT
+);
 CREATE TABLE IF NOT EXISTS inbox (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     job_id INTEGER,
@@ -309,6 +317,39 @@ class JobStore:
             (*params, limit),
         ).fetchall()
         return [JobRun(*r) for r in rows]
+
+    # --- idle mode ----------------------------------------------------------------------------
+
+    def record_idle(
+        self, action: str, started: float, state: str, result: str, task_id: str | None
+    ) -> None:
+        self._db.execute(
+            "INSERT INTO idle_runs (action, started, state, result, task_id) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (action, started, state, result, task_id),
+        )
+
+    def idle_runs(self, limit: int = 50) -> list[tuple[str, float, str, str, str | None]]:
+        rows = self._db.execute(
+            "SELECT action, started, state, result, task_id FROM idle_runs ORDER BY id DESC "
+            "LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [tuple(r) for r in rows]
+
+    def last_activity(self) -> float | None:
+        """When a person last started a task: the newest task no job and no idle action ran
+        (None before any, or when this file has no tasks yet)."""
+        if not self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tasks'"
+        ).fetchone():
+            return None
+        row = self._db.execute(
+            "SELECT MAX(created) FROM tasks WHERE id NOT IN "
+            "(SELECT task_id FROM job_runs WHERE task_id IS NOT NULL) AND id NOT IN "
+            "(SELECT task_id FROM idle_runs WHERE task_id IS NOT NULL)"
+        ).fetchone()
+        return None if row is None or row[0] is None else float(row[0])
 
     # --- the inbox ---------------------------------------------------------------------------
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Sequence
 from typing import Protocol
+
+from lar.config import NotifierSettings
 
 __all__ = ["Notifier", "Desktop", "Webhook", "notifiers_from"]
 
@@ -61,14 +64,13 @@ class Webhook:
             self.failures.append(f"webhook {self.url}: {type(exc).__name__}: {exc}")
 
 
-def notifiers_from(settings: list[dict[str, object]] | list[object]) -> list[Notifier]:
-    """The configured notifiers (``scheduler.notify`` entries, already validated by config)."""
+def notifiers_from(settings: Sequence[NotifierSettings]) -> list[Notifier]:
+    """The configured notifiers (``scheduler.notify``)."""
     found: list[Notifier] = []
     for entry in settings:
-        kind = getattr(entry, "kind", None)
-        if kind == "desktop":
+        if entry.kind == "desktop":
             found.append(Desktop())
-        elif kind == "webhook":
-            headers = {k: v.get_secret_value() for k, v in getattr(entry, "headers", {}).items()}
-            found.append(Webhook(str(getattr(entry, "url", "")), headers))
+        elif entry.url:
+            headers = {k: v.get_secret_value() for k, v in entry.headers.items()}
+            found.append(Webhook(entry.url, headers))
     return found

@@ -68,7 +68,7 @@ class Schedule:
 
     def describe(self, tz: ZoneInfo) -> str:
         if self.kind == "once":
-            return "once, " + _show(datetime.fromtimestamp(float(self.spec.split()[1]), tz))
+            return "once"
         if self.kind == "every":
             seconds = int(self.spec.split()[1])
             unit = next((u for u, s in (("d", 86400), ("h", 3600)) if seconds % s == 0), "m")

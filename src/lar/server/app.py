@@ -61,6 +61,7 @@ def create_app(
             checks.add_engines()
         if probe_on_start:
             await checks.check(fresh=True)
+        hub.start_jobs()
         # Everything loaded so far (modules, the model's client, tools) lives as long as the
         # server: out of the collector's way, a full collection no longer scans it (~100 ms
         # pauses under load before, bench/server.py).

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import secrets
 import time
 from collections import OrderedDict
@@ -76,6 +77,32 @@ class Hub:
         self._turns: dict[str, asyncio.Lock] = {}
         self.runs: OrderedDict[str, RunLog] = OrderedDict()
         self.started = time.time()
+        self._jobs: asyncio.Task[None] | None = None
+        self._jobs_stop = asyncio.Event()
+
+    def start_jobs(self) -> None:
+        """Fire scheduled jobs (and idle mode, when on) while the server runs (I4)."""
+        from lar.agents import IdleMode, JobRunner
+        from lar.scheduler import JobStore, notifiers_from
+
+        store = JobStore(self.config.home / "lar.db", by=f"lar serve (pid {os.getpid()})")
+        idle = IdleMode(self.config.scheduler.idle, store, agent=self.agent, runner=self.runner)
+        jobs = JobRunner(
+            store,
+            agent=self.agent,
+            runner=self.runner,
+            notifiers=notifiers_from(self.config.scheduler.notify),
+            workspace=str(self.workspace) if self.workspace else None,
+            idle=idle,
+        )
+        log = logging.getLogger("lar.server")
+
+        def fired(f: Any) -> None:
+            log.info("job %s %s", f.job.id, f.state)
+
+        self._jobs = asyncio.get_running_loop().create_task(
+            jobs.serve(self._jobs_stop, on_fired=fired)
+        )
 
     def mask(self, value: Any) -> Any:
         """``value`` with every configured secret masked (every response passes here)."""
@@ -264,6 +291,9 @@ class Hub:
         }
 
     async def aclose(self) -> None:
+        if self._jobs is not None:
+            self._jobs_stop.set()
+            self._jobs.cancel()
         for run in list(self.runs.values()):
             if run.task is not None and not run.task.done():
                 run.task.cancel()
