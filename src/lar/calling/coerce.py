@@ -40,7 +40,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from lar.calling.prompt import SKILL_PREFIX
+from lar.calling.prompt import MCP_SEPARATOR, SKILL_PREFIX
 from lar.types import ToolCall
 
 if TYPE_CHECKING:
@@ -81,7 +81,9 @@ def resolve_name(name: str, names: Iterable[str]) -> str | None:
             return hits[0]
         if len(hits) > 1:
             return None
-    return None
+    # an MCP server's tool by its own name: ``get_current_time`` for ``time__get_current_time``
+    served = [n for n in names if fold_name(n.split(MCP_SEPARATOR, 1)[-1]) == fold_name(low)]
+    return served[0] if len(served) == 1 and MCP_SEPARATOR in served[0] else None
 
 
 def _resolve(schema: dict[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:

@@ -120,6 +120,8 @@ def tool_reminder(tools: Sequence[Tool]) -> str:
 
 SKILL_PREFIX = "skill_"
 """Tools named so are skills the user installed (lar.skills): what one returns is theirs."""
+MCP_SEPARATOR = "__"
+"""Between an MCP server's name and its tool's (lar.mcp): ``time__get_current_time``."""
 SKILL_RULE = (
     "\n6. A skill_ tool opens a skill the user installed: when one fits my request, call it "
     "first, then follow what it returns."

@@ -119,9 +119,18 @@ def _make_agent(
         if config.skills.enabled
         else ([], [])
     )
-    for note in notes:  # even when quiet: a skill left out (changed on disk?) must be seen
-        console_err().print(f"[yellow]warning:[/yellow] {escape(note)}")
     tools += skills
+    if config.mcp:
+        import atexit
+
+        from lar.mcp import McpServers
+
+        servers = McpServers(config.mcp, log_dir=config.home / "logs")
+        tools += servers.start()
+        notes = [*notes, *servers.notes]
+        atexit.register(servers.close)
+    for note in notes:  # even when quiet: a skill or server left out must be seen
+        console_err().print(f"[yellow]warning:[/yellow] {escape(note)}")
     with model_progress(quiet) as progress:
         agent = Agent(
             tools=tools,

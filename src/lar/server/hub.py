@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from lar.agents import Agent, Runner, Session
     from lar.config import LarConfig
     from lar.engines import Engine
+    from lar.mcp import McpServers
     from lar.tools import Tool
 
 __all__ = ["Hub"]
@@ -47,6 +48,8 @@ class Hub:
     ) -> None:
         from lar.agents import Agent, Runner, TaskStore
 
+        self.mcp: McpServers | None = None
+        """The configured MCP servers whose tools the agent has (closed with the hub)."""
         self.config = config
         self.redactor = Redactor(config.secrets())
         self.tasks = TaskStore(config.home / "lar.db", redact=self.redactor.text)
@@ -63,9 +66,15 @@ class Hub:
                 if config.skills.enabled
                 else ([], [])
             )
+            tools += skills
+            if config.mcp:
+                from lar.mcp import McpServers
+
+                self.mcp = McpServers(config.mcp, log_dir=config.home / "logs")
+                tools += self.mcp.start()
+                notes = [*notes, *self.mcp.notes]
             for note in notes:
                 logging.getLogger("lar.server").warning("%s", note)
-            tools += skills
         self.agent: Agent = Agent(tools=tools)
         self.workspace = workspace
         self.approvals = Approvals(
@@ -302,3 +311,5 @@ class Hub:
         self._sessions.clear()
         await self.runner.aclose()
         self.tasks.close()
+        if self.mcp is not None:
+            await asyncio.to_thread(self.mcp.close)
