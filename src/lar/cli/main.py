@@ -13,6 +13,7 @@ from rich.markup import escape
 from lar import __version__
 from lar.cli.consume import consume as _consume
 from lar.cli.evals import eval_command
+from lar.cli.mcp import mcp_app
 from lar.cli.memory import memory_app
 from lar.cli.models import model_app
 from lar.cli.options import WorkspaceOpt
@@ -20,6 +21,7 @@ from lar.cli.render import console_err, exit_code, model_progress, print_error, 
 from lar.cli.schedule import inbox, schedule_app
 from lar.cli.serve import serve
 from lar.cli.skills import skill_app
+from lar.cli.toolset import agent_tools
 from lar.cli.traces import feedback, learn, stats, trace_app
 from lar.cli.undo import undo
 from lar.errors import LarError
@@ -38,6 +40,7 @@ app.add_typer(memory_app, name="memory", no_args_is_help=True)
 app.add_typer(trace_app, name="trace", no_args_is_help=True)
 app.add_typer(skill_app, name="skill", no_args_is_help=True)
 app.add_typer(schedule_app, name="schedule", no_args_is_help=True)
+app.add_typer(mcp_app, name="mcp", no_args_is_help=True)
 app.command()(serve)
 
 
@@ -106,31 +109,12 @@ def _make_agent(
     from lar.config import load_config
     from lar.redact import Redactor
     from lar.registry import load_plugins
-    from lar.skills import installed_skill_tools
-    from lar.tools import builtin_tools, discover_tools
 
     load_plugins()  # before the config: plugins may add engine kinds and tools
     config = load_config()
     if track not in (None, "auto", "native", "protocol", "constrained"):
         raise LarError(f"--track must be auto, native, protocol or constrained (got {track!r})")
-    tools = [*builtin_tools(), *discover_tools(config.tools_dir)]
-    skills, notes = (
-        installed_skill_tools(config.home, [t.name for t in tools])
-        if config.skills.enabled
-        else ([], [])
-    )
-    tools += skills
-    if config.mcp:
-        import atexit
-
-        from lar.mcp import McpServers
-
-        servers = McpServers(config.mcp, log_dir=config.home / "logs")
-        tools += servers.start()
-        notes = [*notes, *servers.notes]
-        atexit.register(servers.close)
-    for note in notes:  # even when quiet: a skill or server left out must be seen
-        console_err().print(f"[yellow]warning:[/yellow] {escape(note)}")
+    tools = agent_tools(config)
     with model_progress(quiet) as progress:
         agent = Agent(
             tools=tools,

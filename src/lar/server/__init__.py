@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from lar._lazy import lazy_exports
 
-__all__ = ["Hub", "create_app", "serve", "ServeError", "is_loopback"]
+__all__ = ["Hub", "create_app", "serve", "ServeError", "is_loopback", "build_mcp_server"]
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
@@ -17,11 +17,13 @@ __getattr__, __dir__ = lazy_exports(
         "serve": "lar.server.start",
         "ServeError": "lar.server.start",
         "is_loopback": "lar.server.security",
+        "build_mcp_server": "lar.server.mcp",
     },
 )
 
 if TYPE_CHECKING:
     from lar.server.app import create_app
     from lar.server.hub import Hub
+    from lar.server.mcp import build_mcp_server
     from lar.server.security import is_loopback
     from lar.server.start import ServeError, serve

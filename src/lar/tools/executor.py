@@ -87,6 +87,13 @@ class ToolExecutor:
     def allowed(self, name: str) -> bool:
         return self.allowlist is None or name in self.allowlist
 
+    def permission_of(self, tool: Tool) -> Permission:
+        """The permission a call of ``tool`` runs under (config's ``tools.permissions`` first)."""
+        return self.permissions.get(tool.name, tool.permission)
+
+    def has_credential(self, name: str) -> bool:
+        return name in self._credentials
+
     def visible(self) -> list[Tool]:
         """The tools shown to the model: allowlisted (T8, first layer) and not cooling down."""
         return [
