@@ -62,6 +62,19 @@ echo "installing Lar, the embedded engine and two local models (about 1.7 GB)…
 .venv/bin/lar model install
 .venv/bin/lar model install qwen2.5-coder-0.5b-instruct
 
+# The MCP tests talk to the protocol's reference server over Streamable HTTP (npm; pinned).
+# mcp-server-time, the stdio one, comes from PyPI with the dev extra above.
+if ! command -v npm >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "installing nodejs and npm (for the MCP reference server the tests use)…"
+  apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
+fi
+if command -v npm >/dev/null; then
+  npm install --silent --no-audit --no-fund --prefix .venv/mcp-servers \
+    @modelcontextprotocol/server-everything@2026.8.31 >/dev/null
+else
+  echo "warning: npm is missing; the MCP tests against the reference server will be skipped" >&2
+fi
+
 if [ "${LAR_NO_DEMO:-0}" != 1 ]; then
   echo
   echo '$ lar run "What version does pyproject.toml declare?"'

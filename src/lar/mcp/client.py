@@ -12,8 +12,9 @@ permission. Descriptions are cut to ``MAX_DESCRIPTION`` characters: the prompt i
 
 A server that crashes or hangs: the call fails with what happened and that the server is being
 restarted; its tools fail at once (no waiting) while it is down; it is restarted with backoff
-(1 s, 2 s, 4 s … at most 60 s). A call never waits longer than the server's ``timeout_s``; a
-call that times out restarts the server (a hung server does not answer the next one either).
+(1 s, 2 s, 4 s … at most 60 s). A call never waits longer than the server's ``timeout_s`` (the
+executor's timeout); a call cut off so restarts the server (a hung server does not answer the
+next one either).
 """
 
 from __future__ import annotations
@@ -49,13 +50,16 @@ class McpError(LarError):
 
 
 def _text_of(result: Any) -> str:
-    """A ``CallToolResult`` as text: structured content as JSON, else the text blocks."""
-    if getattr(result, "structured_content", None) is not None:
-        return json.dumps(result.structured_content, ensure_ascii=False)
+    """A ``CallToolResult`` as text: its text blocks (others named by type), else its
+    structured content as JSON."""
     parts = []
     for block in getattr(result, "content", None) or []:
         text = getattr(block, "text", None)
         parts.append(text if isinstance(text, str) else f"[{getattr(block, 'type', 'content')}]")
+    if not any(isinstance(getattr(b, "text", None), str) for b in result.content or []):
+        structured = getattr(result, "structured_content", None)
+        if structured is not None:
+            return json.dumps(structured, ensure_ascii=False)
     return "\n".join(parts)
 
 
@@ -88,7 +92,8 @@ class McpServer:
 
     # --- the connection's thread -------------------------------------------------------------
 
-    def _target(self) -> Any:
+    async def _target(self, stack: contextlib.AsyncExitStack) -> Any:
+        """What ``Client`` connects to; resources it opens are closed with ``stack``."""
         from mcp import StdioServerParameters
 
         s = self.settings
@@ -105,7 +110,8 @@ class McpServer:
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
-        return streamable_http_client(s.url, http_client=create_mcp_http_client(headers=headers))
+        http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+        return streamable_http_client(s.url, http_client=http)
 
     async def _hold(self) -> None:
         """Connect, list, stay connected until stopped or broken; again after a backoff."""
@@ -117,9 +123,11 @@ class McpServer:
         while not self._stop.is_set():
             started = time.monotonic()
             try:
-                async with Client(
-                    self._target(), read_timeout_seconds=self.settings.timeout_s
-                ) as client:
+                async with contextlib.AsyncExitStack() as stack:
+                    target = await self._target(stack)
+                    client = await stack.enter_async_context(
+                        Client(target, read_timeout_seconds=self.settings.timeout_s)
+                    )
                     listed = await client.list_tools()
                     self._client, self._listed = client, list(listed.tools)
                     self.state, self.problem = "up", ""
@@ -203,9 +211,12 @@ class McpServer:
         return call
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> str:
+        """The tool's result as text. Bounded by the executor's timeout (the server's
+        ``timeout_s``); a call cut off by it leaves the server to be restarted, as a hung
+        server would not answer the next call either."""
         client = self._client
         if client is None or self.state != "up":
-            raise ConnectionError(
+            raise RuntimeError(
                 f"MCP server {self.name!r} is unavailable ({self.problem or self.state}); "
                 "Lar is restarting it"
             )
@@ -213,20 +224,18 @@ class McpServer:
             client.call_tool(tool, dict(arguments)), self._loop
         )
         try:
+            # The executor's bound comes first; this one is for callers without one.
             result = await asyncio.wait_for(
-                asyncio.wrap_future(future), timeout=self.settings.timeout_s
+                asyncio.wrap_future(future), timeout=self.settings.timeout_s + 5
             )
-        except TimeoutError:
+        except (asyncio.CancelledError, TimeoutError):
             future.cancel()
-            self._broken(f"a call to {tool} took over {self.settings.timeout_s:g}s")
-            raise TimeoutError(
-                f"MCP server {self.name!r} did not answer within {self.settings.timeout_s:g}s; "
-                "Lar is restarting it"
-            ) from None
+            self._broken(f"a call to {tool} did not answer within {self.settings.timeout_s:g}s")
+            raise
         except Exception as exc:
             if self._client is None or self.state != "up" or _is_connection(exc):
                 self._broken(_describe(exc))
-                raise ConnectionError(
+                raise RuntimeError(
                     f"MCP server {self.name!r} failed ({_describe(exc)}); Lar is restarting it"
                 ) from None
             raise
