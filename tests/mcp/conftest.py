@@ -13,17 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _ports import free_port
 
 EVERYTHING = (
     Path(sys.prefix)
     / "mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture

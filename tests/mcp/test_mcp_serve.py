@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import anyio
+from _ports import free_port
 
-from conftest import free_port
 from lar.config import load_config
 from lar.memory import open_memory
 from mcp import Client, StdioServerParameters
