@@ -21,6 +21,7 @@ from tests.server._thread import ServerThread
 
 from lar.config import load_config
 from lar.engines.scripted import ScriptedEngine
+from lar.scheduler import JobStore
 from lar.server import Hub, create_app
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -64,6 +65,10 @@ def server(lar_home: Path, tmp_path: Path) -> Iterator[tuple[str, Hub, Path]]:
     store = hub.runner.memory.store
     store.add("The user drinks their coffee black", type="preference")
     store.add("The user's sister lives in Porto", type="fact")
+    # A reminder that came due while no server ran: the server's scheduler fires it on start.
+    jobs = JobStore(lar_home / "lar.db")
+    jobs.add("water the plants", "every 1h", tz="UTC", now=time.time() - 7200)
+    jobs.close()
     app = create_app(hub, probe_on_start=False)
 
     async def broken() -> str:
@@ -139,6 +144,13 @@ def _panel_round(url: str, hub: Hub, workspace: Path, api: httpx.Client) -> None
             _wait(lambda: hub.runs[waiting].done, "the approved run to end")
             assert (workspace / "plan.txt").read_text() == "Saturday: hike"
             expect(page.locator("#approval-list li")).to_have_count(0)
+            # the inbox: the reminder the server's scheduler fired, and the job's next time
+            expect(
+                page.locator("#inbox-list li", has_text="Reminder: water the plants")
+            ).to_have_count(1)
+            expect(page.locator("#jobs-list li", has_text="water the plants")).to_contain_text(
+                "every 1h"
+            )
             # health: the failing probe is shown, and its tools are no longer offered
             sandbox = page.locator('li[data-capability="sandbox"]')
             expect(sandbox).to_contain_text("UNAVAILABLE")

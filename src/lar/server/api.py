@@ -287,6 +287,42 @@ async def verify(request: Request) -> dict[str, Any]:
     return {"ok": not problems, "problems": [to_dict(p) for p in problems]}
 
 
+# --- schedules ---------------------------------------------------------------------------------
+
+
+@router.get("/inbox")
+async def inbox(
+    request: Request,
+    unread: bool = Query(False, description="Only what was not marked read."),
+    limit: int = Query(50, ge=1, le=1000),
+) -> dict[str, Any]:
+    """What fired jobs delivered (reminders, results, denials), newest first."""
+    from lar.scheduler import JobStore
+
+    hub = _hub(request)
+    store = JobStore(hub.config.home / "lar.db")
+    try:
+        items = await asyncio.to_thread(store.inbox, unread=unread, limit=limit)
+    finally:
+        store.close()
+    return {"items": hub.mask([to_dict(i) for i in items])}
+
+
+@router.get("/jobs")
+async def jobs(request: Request) -> dict[str, Any]:
+    """The scheduled jobs (not the finished one-offs), with their next due time."""
+    from lar.scheduler import JobStore
+
+    hub = _hub(request)
+    store = JobStore(hub.config.home / "lar.db")
+    try:
+        found = await asyncio.to_thread(store.jobs)
+        listed = [{**to_dict(j), "schedule": j.describe()} for j in found]
+    finally:
+        store.close()
+    return {"jobs": hub.mask(listed)}
+
+
 # --- sessions, models, status ----------------------------------------------------------------
 
 

@@ -246,6 +246,29 @@ $("verify").addEventListener("click", async () => {
 
 // --- health, models, sessions -----------------------------------------------------------------
 
+// --- inbox and schedules --------------------------------------------------------------------------
+
+async function refreshInbox() {
+  const [box, sched] = await Promise.all([api("/api/inbox?limit=20"), api("/api/jobs")]);
+  const ul = $("inbox-list");
+  ul.replaceChildren();
+  if (!box.items.length) ul.append(el("li", { class: "quiet" }, "Nothing delivered yet."));
+  for (const i of box.items) {
+    ul.append(el("li", { "data-inbox": i.id },
+      el("span", { class: "grow" }, i.title),
+      el("span", { class: "quiet" }, when(i.created))));
+  }
+  const jl = $("jobs-list");
+  jl.replaceChildren();
+  if (!sched.jobs.length) jl.append(el("li", { class: "quiet" }, "No jobs (lar schedule add)."));
+  for (const j of sched.jobs) {
+    jl.append(el("li", { "data-job": j.id },
+      el("span", { class: "kind" }, j.status),
+      el("span", { class: "grow" }, `${j.what} — ${j.schedule}`),
+      el("span", { class: "quiet" }, j.next_due ? when(j.next_due) : "")));
+  }
+}
+
 async function refreshSystem() {
   const caps = await api("/health/capabilities");
   const ul = $("capabilities");
@@ -296,12 +319,13 @@ async function tick() {
   try {
     await refreshStatus();
     if (!openRun) await refreshRuns();
+    await refreshInbox();
   } catch (e) { /* shown by the sign-in box, or retried on the next tick */ }
 }
 
 async function start() {
   try {
-    await Promise.all([refreshStatus(), refreshRuns(), refreshMemory(), refreshSystem()]);
+    await Promise.all([refreshStatus(), refreshRuns(), refreshMemory(), refreshInbox(), refreshSystem()]);
   } catch (e) { return; }
   if (!timer) timer = setInterval(tick, POLL_MS);
 }
