@@ -16,6 +16,7 @@ from lar import Agent
 from lar.config import McpServerSettings
 from lar.engines.scripted import ScriptedEngine
 from lar.mcp import McpServers
+from lar.tools import builtin_tools
 
 HANG = Path(__file__).parent / "fixtures" / "hang_server.py"
 
@@ -49,6 +50,21 @@ def test_a_stdio_servers_tools_are_namespaced_and_ask_first_unless_configured() 
         assert tools["time__get_current_time"].signature() == (
             "time__get_current_time(timezone: str)"
         )
+        # Their listing counts against the prompt's budget like any tool's.
+        plain = Agent(engine=ScriptedEngine(["ok"])).session().preview("What time is it?")
+        served = Agent(engine=ScriptedEngine(["ok"]), tools=[*builtin_tools(), *tools.values()])
+        with_mcp = served.session().preview("What time is it?")
+        assert with_mcp.tokens["tools"] > plain.tokens["tools"]
+        listed = with_mcp.messages[0].content
+        assert "time__get_current_time(timezone: str)" in listed
+        # While its server is down a tool is not offered (and its calls fail with the reason).
+        server = servers.servers[0]
+        server.state, server.problem = "down", "RuntimeError: gone"
+        assert "time__get_current_time" not in [t.name for t in served.session().executor.visible()]
+        assert tools["time__get_current_time"].down() == (  # type: ignore[misc]
+            "MCP server 'time' is unavailable (RuntimeError: gone)"
+        )
+        server.state = "up"
     finally:
         servers.close()
 

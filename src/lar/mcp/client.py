@@ -187,12 +187,18 @@ class McpServer:
 
     def tools(self) -> list[Tool]:
         made: list[Tool] = []
+
+        def down() -> str | None:
+            if self.state == "up":
+                return None
+            return f"MCP server {self.name!r} is unavailable ({self.problem or self.state})"
+
         for listed in self._listed:
             description = (listed.description or listed.name).strip()
             if len(description) > MAX_DESCRIPTION:
                 description = description[: MAX_DESCRIPTION - 1].rstrip() + "…"
             made.append(
-                SchemaTool(
+                tool := SchemaTool(
                     f"{self.name}{SEPARATOR}{listed.name}",
                     description,
                     dict(listed.input_schema or {}),
@@ -201,6 +207,7 @@ class McpServer:
                     timeout_s=self.settings.timeout_s,
                 )
             )
+            tool.down = down
         return made
 
     def _caller(self, tool: str) -> Any:

@@ -149,6 +149,9 @@ class Tool:
         replaces: tuple[str, str] | None = None,
     ) -> None:
         self.fn = fn
+        self.down: Callable[[], str | None] | None = None
+        """Why the tool cannot run now (its MCP server is down), or None: while it says so the
+        tool is not offered to the model (``ToolExecutor.visible``)."""
         self.replaces = replaces
         """The names of the (old, new) text arguments of a tool that replaces text: what a call
         would delete is what is in ``old`` and not in ``new`` (lar.agents.edit_policies)."""
@@ -308,6 +311,7 @@ class SchemaTool(Tool):
                 f"tool {name!r}: invalid parameters schema: {exc.message}"
             ) from None
         self.fn = fn
+        self.down = None
         self.name = name
         self.description = description.strip() or name
         self.permission = permission

@@ -95,11 +95,14 @@ class ToolExecutor:
         return name in self._credentials
 
     def visible(self) -> list[Tool]:
-        """The tools shown to the model: allowlisted (T8, first layer) and not cooling down."""
+        """The tools shown to the model: allowlisted (T8, first layer), not cooling down and
+        not down (an MCP server being restarted)."""
         return [
             t
             for t in self.tools.values()
-            if self.allowed(t.name) and self.breaker.state(t.name) != "open"
+            if self.allowed(t.name)
+            and self.breaker.state(t.name) != "open"
+            and (t.down is None or t.down() is None)
         ]
 
     @staticmethod
