@@ -16,6 +16,8 @@ __all__ = [
     "PolicyRegistry",
     "JobRunner",
     "IdleMode",
+    "gather_tools",
+    "Toolset",
 ]
 
 __getattr__, __dir__ = lazy_exports(
@@ -30,6 +32,8 @@ __getattr__, __dir__ = lazy_exports(
         "PolicyRegistry": "lar.agents.policy",
         "JobRunner": "lar.agents.scheduled",
         "IdleMode": "lar.agents.idle",
+        "gather_tools": "lar.agents.toolset",
+        "Toolset": "lar.agents.toolset",
     },
 )
 
@@ -43,3 +47,4 @@ if TYPE_CHECKING:
     from lar.agents.scheduled import JobRunner
     from lar.agents.session import Session
     from lar.agents.state import TaskStore
+    from lar.agents.toolset import Toolset, gather_tools

@@ -13,28 +13,15 @@ __all__ = ["agent_tools"]
 
 
 def agent_tools(config: LarConfig, *, mcp: bool = True) -> list[Tool]:
-    """Every tool an agent of this config gets: built-in, the user's, the installed skills and
-    (``mcp``) the configured MCP servers' (started here, closed at exit); what is left out is
-    warned of on stderr."""
-    from lar.skills import installed_skill_tools
-    from lar.tools import builtin_tools, discover_tools
+    """Every tool an agent of this config gets (lar.agents.gather_tools); MCP servers started
+    here are closed at exit; what is left out is warned of on stderr, even when quiet."""
+    import atexit
 
-    tools = [*builtin_tools(), *discover_tools(config.tools_dir)]
-    skills, notes = (
-        installed_skill_tools(config.home, [t.name for t in tools])
-        if config.skills.enabled
-        else ([], [])
-    )
-    tools += skills
-    if mcp and config.mcp:
-        import atexit
+    from lar.agents import gather_tools
 
-        from lar.mcp import McpServers
-
-        servers = McpServers(config.mcp, log_dir=config.home / "logs")
-        tools += servers.start()
-        notes = [*notes, *servers.notes]
-        atexit.register(servers.close)
-    for note in notes:  # even when quiet: a skill or server left out must be seen
+    found = gather_tools(config, mcp=mcp)
+    if found.mcp is not None:
+        atexit.register(found.close)
+    for note in found.notes:
         console_err().print(f"[yellow]warning:[/yellow] {escape(note)}")
-    return tools
+    return found.tools

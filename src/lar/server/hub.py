@@ -57,23 +57,11 @@ class Hub:
             config=config, engine=engine, tasks=self.tasks, memory=memory, queued=True
         )
         if tools is None:
-            from lar.skills import installed_skill_tools
-            from lar.tools import builtin_tools, discover_tools
+            from lar.agents import gather_tools
 
-            tools = [*builtin_tools(), *discover_tools(config.tools_dir)]
-            skills, notes = (
-                installed_skill_tools(config.home, [t.name for t in tools])
-                if config.skills.enabled
-                else ([], [])
-            )
-            tools += skills
-            if config.mcp:
-                from lar.mcp import McpServers
-
-                self.mcp = McpServers(config.mcp, log_dir=config.home / "logs")
-                tools += self.mcp.start()
-                notes = [*notes, *self.mcp.notes]
-            for note in notes:
+            found = gather_tools(config)
+            self.mcp, tools = found.mcp, found.tools
+            for note in found.notes:
                 logging.getLogger("lar.server").warning("%s", note)
         self.agent: Agent = Agent(tools=tools)
         self.workspace = workspace

@@ -1,0 +1,50 @@
+"""The tools an agent of a config gets, gathered one way for every front end (``lar run``,
+``chat``, ``schedule``, ``mcp serve``, ``lar serve``): built-in, the user's tool files, the
+installed skills and the configured MCP servers'."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from lar.config import LarConfig
+from lar.tools.base import Tool
+
+if TYPE_CHECKING:
+    from lar.mcp import McpServers
+
+__all__ = ["Toolset", "gather_tools"]
+
+
+@dataclass(slots=True)
+class Toolset:
+    tools: list[Tool]
+    notes: list[str] = field(default_factory=list)
+    """What was left out and why (a skill changed on disk, a server that did not start)."""
+    mcp: McpServers | None = None
+    """The started MCP servers; ``close`` stops them."""
+
+    def close(self) -> None:
+        if self.mcp is not None:
+            self.mcp.close()
+
+
+def gather_tools(config: LarConfig, *, mcp: bool = True) -> Toolset:
+    """Every tool for ``config``; with ``mcp`` its MCP servers are started (``Toolset.close``)."""
+    from lar.skills import installed_skill_tools
+    from lar.tools import builtin_tools, discover_tools
+
+    tools = [*builtin_tools(), *discover_tools(config.tools_dir)]
+    skills, notes = (
+        installed_skill_tools(config.home, [t.name for t in tools])
+        if config.skills.enabled
+        else ([], [])
+    )
+    found = Toolset([*tools, *skills], list(notes))
+    if mcp and config.mcp:
+        from lar.mcp import McpServers
+
+        found.mcp = McpServers(config.mcp, log_dir=config.home / "logs")
+        found.tools += found.mcp.start()
+        found.notes += found.mcp.notes
+    return found
