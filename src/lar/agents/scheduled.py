@@ -10,6 +10,7 @@ whatever happened: done, failed, denied or skipped after downtime.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from lar.agents.runner import Runner
 
 __all__ = ["JobRunner", "Fired", "Grants"]
+
+_log = logging.getLogger("lar.scheduler")
 
 Clock = Callable[[], float]
 
@@ -107,7 +110,7 @@ class JobRunner:
         else:
             outcome = await self._run(claim)
             self.store.finish(claim, outcome.state, outcome.text, task_id=outcome.task_id)
-        self._deliver(outcome)
+        await self._deliver(outcome)
         return outcome
 
     async def _run(self, claim: Claim) -> Fired:
@@ -127,21 +130,21 @@ class JobRunner:
         text = result.text
         if denied:
             text += "\n\nDenied (not granted when the job was made): " + ", ".join(denied)
-        state = "denied" if denied else ("done" if result.stop_reason != "error" else "failed")
+        state = "denied" if denied else "done"
         return Fired(job, claim.due, state, text, result.run_id or None, denied)
 
-    def _deliver(self, fired: Fired) -> None:
-        kind = "Reminder" if fired.job.action == "remind" else f"Job {fired.job.id}"
-        title = (
-            f"{kind}: {fired.job.what}"
-            if fired.job.action == "remind"
-            else (f"{kind} ({fired.state}): {fired.job.what}")
-        )
+    async def _deliver(self, fired: Fired) -> None:
+        job = fired.job
         if fired.state == "skipped":
-            title = f"Job {fired.job.id} skipped: {fired.job.what}"
-        self.store.deliver(fired.job.id, title[:200], fired.text)
-        for notifier in self.notifiers:
-            notifier.send(title[:200], fired.text)
+            title = f"Job {job.id} skipped: {job.what}"
+        elif job.action == "remind":
+            title = f"Reminder: {job.what}"
+        else:
+            title = f"Job {job.id} ({fired.state}): {job.what}"
+        title = title[:200]
+        self.store.deliver(job.id, title, fired.text)
+        for notifier in self.notifiers:  # a webhook may take seconds: not on the loop
+            await asyncio.to_thread(notifier.send, title, fired.text)
 
     async def serve(
         self,
@@ -153,12 +156,16 @@ class JobRunner:
         """Tick until ``stop`` is set, sleeping until the next due time (at most
         ``max_sleep_s``, so jobs added by another process are seen)."""
         while not stop.is_set():
-            for fired in await self.tick():
-                if on_fired is not None:
-                    on_fired(fired)
-            if self.idle is not None:
-                await self.idle.tick()
-            wake = self.store.next_wake()
+            wake = None
+            try:
+                for fired in await self.tick():
+                    if on_fired is not None:
+                        on_fired(fired)
+                if self.idle is not None:
+                    await self.idle.tick()
+                wake = self.store.next_wake()
+            except Exception:  # a busy or damaged database: logged, tried again next time
+                _log.exception("scheduler tick failed")
             pause = max_sleep_s if wake is None else min(max_sleep_s, wake - self.clock())
             try:
                 await asyncio.wait_for(stop.wait(), timeout=max(0.05, pause))

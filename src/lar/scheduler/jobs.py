@@ -15,6 +15,7 @@ burst: a job whose due time passed more than ``grace_s`` ago is "missed" and fol
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -150,7 +151,7 @@ class JobStore:
 
     def __init__(self, path: Path, *, by: str = "") -> None:
         self.path = path
-        self.by = by or f"pid {__import__('os').getpid()}"
+        self.by = by or f"pid {os.getpid()}"
         self._db: Database = shared(path, _SCHEMA, "scheduler")
 
     def close(self) -> None:
