@@ -87,6 +87,7 @@ class McpServer:
         self._loop = asyncio.new_event_loop()
         self._stop: asyncio.Event | None = None
         self._up = threading.Event()
+        self._closing = threading.Event()
         self._restart: asyncio.Event | None = None
         self._thread = threading.Thread(target=self._run, name=f"mcp-{name}", daemon=True)
 
@@ -120,7 +121,7 @@ class McpServer:
         self._stop = asyncio.Event()
         self._restart = asyncio.Event()
         backoff = 1.0
-        while not self._stop.is_set():
+        while not self._stop.is_set() and not self._closing.is_set():
             started = time.monotonic()
             try:
                 async with contextlib.AsyncExitStack() as stack:
@@ -143,7 +144,7 @@ class McpServer:
             finally:
                 self._client = None
                 self._up.clear()
-            if self._stop.is_set():
+            if self._stop.is_set() or self._closing.is_set():
                 break
             self.state = "down"
             self.problem = self.problem or "the connection closed"
@@ -259,8 +260,10 @@ class McpServer:
                 self._loop.call_soon_threadsafe(self._restart.set)
 
     def close(self) -> None:
+        self._closing.set()  # seen by a thread that has not made its stop event yet
         if self._thread.is_alive() and self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
+            with contextlib.suppress(RuntimeError):  # its loop already closed
+                self._loop.call_soon_threadsafe(self._stop.set)
             self._thread.join(10)
         if self._log is not None:
             self._log.close()
