@@ -183,3 +183,24 @@ def test_the_schedule_tool_makes_a_job_and_says_when_in_full(lar_home: Path) -> 
     [call] = result.tool_calls
     assert call.ok and f"scheduled job {job.id}, a reminder: 'call my mother' for" in call.result
     assert "inbox" in call.result
+
+
+def test_the_agent_is_made_only_when_a_request_job_first_needs_it(
+    lar_home: Path, tmp_path: Path
+) -> None:
+    made: list[int] = []
+
+    def make() -> tuple[Agent, Runner]:
+        agent, runner, _ = _agent_runner(lar_home, ["Nothing to do."])
+        made.append(1)
+        return agent, runner
+
+    store = JobStore(lar_home / "lar.db")
+    store.add("call my mother", "tomorrow at 9am", tz=TZ, now=NOW)
+    jobs = JobRunner(store, clock=Clock(NINE), make_agent=make, workspace=str(tmp_path))
+    assert fire(jobs) == ["1:done"] and made == []  # a reminder needs no model
+    store.add("tidy up", "every 1h", action="run", tz=TZ, now=NINE)
+    jobs.clock = Clock(NINE + 3600)
+    assert fire(jobs) == ["2:done"] and made == [1]
+    jobs.clock = Clock(NINE + 7200)
+    assert fire(jobs) == ["2:done"] and made == [1]  # made once, kept

@@ -64,8 +64,9 @@ class Fired:
 
 
 class JobRunner:
-    """Fires the due jobs of one home. ``agent`` and ``runner`` run ``run`` jobs (without them
-    such a job fails with the reason); ``clock`` is the time source (tests move it)."""
+    """Fires the due jobs of one home. ``agent`` and ``runner`` (or ``make_agent``) run ``run``
+    jobs (without them such a job fails with the reason); ``clock`` is the time source (tests
+    move it)."""
 
     def __init__(
         self,
@@ -77,6 +78,7 @@ class JobRunner:
         clock: Clock = time.time,
         workspace: str | None = None,
         idle: IdleMode | None = None,
+        make_agent: Callable[[], tuple[Agent, Runner]] | None = None,
     ) -> None:
         self.store = store
         self.agent = agent
@@ -86,6 +88,9 @@ class JobRunner:
         self.workspace = workspace
         self.idle = idle
         """Idle mode, ticked with the jobs (``serve``)."""
+        self.make_agent = make_agent
+        """Builds ``agent`` and ``runner`` when a ``run`` job first needs them (a scheduler
+        started with reminders only does not load a model until then)."""
 
     async def tick(self) -> list[Fired]:
         """Claim and fire every job due now; a job another scheduler claimed is left to it."""
@@ -115,6 +120,11 @@ class JobRunner:
 
     async def _run(self, claim: Claim) -> Fired:
         job = claim.job
+        if (self.agent is None or self.runner is None) and self.make_agent is not None:
+            try:
+                self.agent, self.runner = self.make_agent()
+            except Exception as exc:  # noqa: BLE001 - a bad config or model: said in the inbox
+                return Fired(job, claim.due, "failed", f"could not start the agent: {exc}")
         if self.agent is None or self.runner is None:
             return Fired(job, claim.due, "failed", "no agent to run requests in this scheduler")
         grants = Grants(frozenset(job.grants))

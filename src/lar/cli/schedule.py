@@ -192,19 +192,32 @@ def remove(job_id: IdArg) -> None:
 
 
 def _runner(config: LarConfig, store: JobStore, *, quiet: bool) -> Any:
+    """The job runner of this process; the model is loaded only when a job or idle mode needs
+    it (now, for idle mode; on the first request job otherwise)."""
     from lar.agents import IdleMode, JobRunner
-    from lar.cli.main import make_agent_or_exit
+    from lar.cli.main import _make_agent
+
+    def make() -> tuple[Any, Any]:
+        agent = _make_agent(
+            model=None,
+            track=None,
+            workspace=None,
+            max_turns=None,
+            approver=None,
+            ask_user=None,
+            quiet=quiet,
+        )
+        return agent, agent.session().runner
 
     idle = config.scheduler.idle
-    needs_agent = any(j.action == "run" for j in store.jobs()) or (idle.enabled and idle.actions)
-    agent = make_agent_or_exit(model=None, quiet=quiet) if needs_agent else None
-    runner = agent.session().runner if agent is not None else None
+    agent, runner = make() if idle.enabled and idle.actions else (None, None)
     return JobRunner(
         store,
         agent=agent,
         runner=runner,
         notifiers=notifiers_from(config.scheduler.notify),
         idle=IdleMode(idle, store, agent=agent, runner=runner),
+        make_agent=make,
     )
 
 
