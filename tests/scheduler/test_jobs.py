@@ -191,9 +191,11 @@ def test_the_agent_is_made_only_when_a_request_job_first_needs_it(
     made: list[int] = []
 
     def make() -> tuple[Agent, Runner]:
-        agent, runner, _ = _agent_runner(lar_home, ["Nothing to do."])
+        engine = ScriptedEngine(["Nothing to do."], repeat_last=True)
         made.append(1)
-        return agent, runner
+        return Agent(tools=builtin_tools()), Runner(
+            engine=engine, tasks=TaskStore(lar_home / "lar.db")
+        )
 
     store = JobStore(lar_home / "lar.db")
     store.add("call my mother", "tomorrow at 9am", tz=TZ, now=NOW)
