@@ -173,6 +173,7 @@ def test_a_job_that_tries_to_create_a_job_is_refused(lar_home: Path, tmp_path: P
 
 
 def test_the_schedule_tool_makes_a_job_and_says_when_in_full(lar_home: Path) -> None:
+    (lar_home / "config.yaml").write_text("scheduler:\n  timezone: Asia/Tokyo\n")
     engine = ScriptedEngine(
         [_call("schedule", when="tomorrow at 9am", text="call my mother"), "Done."]
     )
@@ -180,6 +181,7 @@ def test_the_schedule_tool_makes_a_job_and_says_when_in_full(lar_home: Path) -> 
     result = agent.run("Remind me tomorrow at 9am to call my mother")
     [job] = JobStore(lar_home / "lar.db").jobs()
     assert (job.what, job.action, job.created_by) == ("call my mother", "remind", "agent")
+    assert job.tz == "Asia/Tokyo"  # the configured zone, not this machine's
     [call] = result.tool_calls
     assert call.ok and f"scheduled job {job.id}, a reminder: 'call my mother' for" in call.result
     assert "inbox" in call.result

@@ -367,6 +367,7 @@ class Session:
             sandbox=runner.config.tools.sandbox,
             memory=self.memory,
             redact=runner.redactor.text,
+            timezone=runner.config.scheduler.timezone,
         )
         if settings.stream != stream_text:
             settings = dataclasses.replace(settings, stream=stream_text)

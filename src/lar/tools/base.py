@@ -61,6 +61,8 @@ class ToolContext:
     call_tool: Callable[[str, dict[str, Any]], Awaitable[ToolResult]] | None = None
     """Runs another tool through the same executor, with its allowlist, validation, approval
     and breaker (a skill's steps, lar.skills); set by the executor for the call being run."""
+    timezone: str | None = None
+    """The user's IANA time zone (``scheduler.timezone``); None: this machine's."""
     stage: bool = False
     """For ``stages`` tools: run against a copy of the workspace and return
     ``lar.tools.staging.Staged`` (or raise ``CannotStage`` before running)."""
