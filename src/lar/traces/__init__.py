@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+from lar.traces.evidence import EvidenceNotFound, EvidenceRow, EvidenceStore
 from lar.traces.recorder import TraceRecorder
 from lar.traces.store import Step, Trace, TraceNotFound, TraceStore
 
-__all__ = ["Step", "Trace", "TraceNotFound", "TraceRecorder", "TraceStore"]
+__all__ = [
+    "EvidenceNotFound",
+    "EvidenceRow",
+    "EvidenceStore",
+    "Step",
+    "Trace",
+    "TraceNotFound",
+    "TraceRecorder",
+    "TraceStore",
+]

@@ -1,0 +1,82 @@
+"""The ``documents`` capability: read a plain-text file as structured output."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from lar.roles.capability import Capability, Probe
+from lar.roles.contracts import ToolImpl
+
+__all__ = ["DOCUMENTS", "read_text"]
+
+MAX_BYTES = 2_000_000
+
+
+def read_text(args: dict[str, Any]) -> dict[str, Any]:
+    path = Path(str(args["path"])).expanduser()
+    try:
+        data = path.read_bytes()[: MAX_BYTES + 1]
+    except OSError as exc:
+        return {
+            "status": "error",
+            "error": f"{path}: {exc.strerror or exc}",
+            "text": "",
+            "total_lines": 0,
+            "sha256": "",
+        }
+    if len(data) > MAX_BYTES:
+        return {
+            "status": "error",
+            "error": f"{path}: larger than {MAX_BYTES} bytes",
+            "text": "",
+            "total_lines": 0,
+            "sha256": "",
+        }
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return {
+            "status": "error",
+            "error": f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})",
+            "text": "",
+            "total_lines": 0,
+            "sha256": "",
+        }
+    return {
+        "status": "success",
+        "error": "",
+        "text": text,
+        "total_lines": text.count("\n") + (0 if text.endswith("\n") or not text else 1),
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
+
+
+_OUT = {
+    "type": "object",
+    "properties": {
+        "status": {"type": "string", "enum": ["success", "error"]},
+        "error": {"type": "string"},
+        "text": {"type": "string"},
+        "total_lines": {"type": "integer"},
+        "sha256": {"type": "string"},
+    },
+    "required": ["status", "error", "text", "total_lines", "sha256"],
+}
+
+DOCUMENTS = Capability(
+    name="documents",
+    version="1.0.0",
+    tools={
+        "read_text": ToolImpl(
+            "read_text",
+            read_text,
+            {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+            _OUT,
+            capability="documents",
+            version="1.0.0",
+        )
+    },
+    probe=Probe("read_text", {"path": "/nonexistent/lar-probe"}, {"status": "error"}),
+)

@@ -1,0 +1,187 @@
+"""The report (D8): the machine's structured result, phrased by the model or rendered plainly.
+
+The model is given the result's fields as JSON and asked to restate them; it decides nothing.
+What it writes is checked against the result before anyone sees it: each value the role says a
+report must state is stated (the first mention of a field with fixed values is its actual value),
+no fixed value appears that the result does not hold, and every number is one the result
+contains. A report that fails is replaced by the plain rendering, and the reason is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lar.engines import Engine
+from lar.roles.contracts import field_schema
+from lar.roles.expr import MISSING
+from lar.types import Message
+
+__all__ = ["Phrased", "plain", "check_report", "phrase", "enum_values"]
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
+
+
+@dataclass(frozen=True, slots=True)
+class Phrased:
+    text: str
+    source: str
+    """``model``, ``plain`` (no model), or ``plain (model report replaced: …)``."""
+    problems: list[str]
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _render(value: Any, indent: str = "  ") -> list[str]:
+    if isinstance(value, list):
+        if not value:
+            return [f"{indent}(none)"]
+        lines = []
+        for item in value:
+            if isinstance(item, Mapping):
+                shown = [f"{k}: {_value_text(v)}" for k, v in item.items() if v not in ("", None)]
+                lines.append(f"{indent}- " + "; ".join(shown))
+            else:
+                lines.append(f"{indent}- {_value_text(item)}")
+        return lines
+    return [f"{indent}{_value_text(value)}"]
+
+
+def plain(header: str, fields: Mapping[str, Any], notes: list[str]) -> str:
+    """The result as text, every field as it is."""
+    lines = [header]
+    for ref, value in fields.items():
+        if isinstance(value, list):
+            lines.append(f"{ref}:")
+            lines += _render(value)
+        else:
+            lines.append(f"{ref}: {_value_text(value)}")
+    lines += [f"note: {n}" for n in notes]
+    return "\n".join(lines)
+
+
+def _numbers(value: Any, out: set[str]) -> None:
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int | float):
+        out.add(_value_text(value))
+    elif isinstance(value, str):
+        out.update(
+            _value_text(float(n)) if "." in n else str(int(n)) for n in _NUMBER.findall(value)
+        )
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            _numbers(v, out)
+    elif isinstance(value, list):
+        out.add(str(len(value)))
+        for v in value:
+            _numbers(v, out)
+
+
+def _words(value: Any, out: set[str]) -> None:
+    if isinstance(value, str):
+        out.update(w.casefold() for w in re.findall(r"\w+", value))
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            _words(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _words(v, out)
+
+
+def enum_values(schemas: Mapping[str, Mapping[str, Any]], ref: str) -> list[str]:
+    """The fixed values of a field (its contract's ``enum``), given the step → output schema map."""
+    head, _, rest = ref.partition(".")
+    schema = schemas.get(head)
+    node = field_schema(schema, rest.split(".")) if schema and rest else None
+    values = node.get("enum") if node else None
+    return [str(v) for v in values] if isinstance(values, list) else []
+
+
+def check_report(
+    text: str,
+    fields: Mapping[str, Any],
+    must_state: list[str],
+    enums: Mapping[str, list[str]],
+) -> list[str]:
+    """How ``text`` contradicts or leaves out the result (empty: it is faithful)."""
+    problems = []
+    low = text.casefold()
+    words_in_text = re.findall(r"\w+", low)
+    result_words: set[str] = set()
+    _words(dict(fields), result_words)
+    for ref in must_state:
+        value = fields.get(ref, MISSING)
+        if value is MISSING:
+            continue
+        shown = _value_text(value).casefold()
+        choices = [v.casefold() for v in enums.get(ref, [])]
+        if choices:
+            mentioned = [w for w in words_in_text if w in choices]
+            if not mentioned:
+                problems.append(f"does not state {ref} ({shown})")
+            elif mentioned[0] != shown:
+                problems.append(f"states {ref} as {mentioned[0]!r}; the result is {shown!r}")
+        elif not re.search(rf"(?<!\w){re.escape(shown)}(?!\w)", low):
+            problems.append(f"does not state {ref} ({shown})")
+    for ref, choices in enums.items():
+        for v in choices:
+            v = v.casefold()
+            if v in words_in_text and v not in result_words:
+                problems.append(f"says {v!r}, which the result does not hold ({ref})")
+    allowed: set[str] = set()
+    _numbers(dict(fields), allowed)
+    for n in _NUMBER.findall(text):
+        normal = str(int(float(n))) if float(n).is_integer() else n
+        if normal not in allowed:
+            problems.append(f"states the number {n}, which is not in the result")
+    return list(dict.fromkeys(problems))
+
+
+async def phrase(
+    engine: Engine,
+    *,
+    role_text: str,
+    fields: Mapping[str, Any],
+    must_state: list[str],
+    enums: Mapping[str, list[str]],
+    instructions: str,
+    fallback: str,
+    max_tokens: int = 320,
+) -> Phrased:
+    """The model's report when it is faithful to ``fields``, else ``fallback`` (see module)."""
+    states = ", ".join(must_state) or "the main fields"
+    system = (
+        "You write the final report of a check that is already done. The facts are in the JSON "
+        "the user gives; restate them for the reader. Do not add, guess or change any fact, "
+        f"count or level. State {states} exactly as written in the JSON, and write counts as "
+        "digits. Plain text, no more than 120 words." + (f" {instructions}" if instructions else "")
+    )
+    facts = json.dumps(dict(fields), indent=1, ensure_ascii=False)
+    user = f"Role: {role_text.strip()}\nResult:\n{facts}"
+    try:
+        response = await engine.generate(
+            [Message("system", system), Message("user", user)],
+            None,
+            temperature=0.0,
+            seed=0,
+            max_tokens=max_tokens,
+        )
+    except Exception as exc:  # the plain report is always there to fall back on
+        return Phrased(fallback, f"plain (the model failed: {type(exc).__name__})", [str(exc)])
+    text = (response.content or "").strip()
+    problems = check_report(text, fields, must_state, enums) if text else ["empty"]
+    if problems:
+        return Phrased(
+            fallback, "plain (model report replaced: " + "; ".join(problems) + ")", problems
+        )
+    return Phrased(text, "model", [])
