@@ -18,6 +18,7 @@ from lar.cli.memory import memory_app
 from lar.cli.models import model_app
 from lar.cli.options import WorkspaceOpt
 from lar.cli.render import console_err, exit_code, model_progress, print_error, short
+from lar.cli.role import evidence, role_app
 from lar.cli.schedule import inbox, schedule_app
 from lar.cli.serve import serve
 from lar.cli.skills import skill_app
@@ -41,6 +42,8 @@ app.add_typer(trace_app, name="trace", no_args_is_help=True)
 app.add_typer(skill_app, name="skill", no_args_is_help=True)
 app.add_typer(schedule_app, name="schedule", no_args_is_help=True)
 app.add_typer(mcp_app, name="mcp", no_args_is_help=True)
+app.add_typer(role_app, name="role", no_args_is_help=True)
+app.command()(evidence)
 app.command()(serve)
 
 

@@ -457,10 +457,13 @@ class RoleRunner:
         )
         extra = [*result.get("degraded", []), *result.get("failed", []), *notes]
         if result["outcome"] == "unclear":
-            choices = ", ".join(result["choices"])
-            return Phrased(
-                f"{header}\nNot sure what you want. Did you mean: {choices}?", "plain", []
-            )
+            intents = spec.intents
+            lines = [header, "Not sure what you want. Did you mean:"]
+            lines += [
+                f"  {i}. {name}: {intents[name].description or intents[name].state}"
+                for i, name in enumerate(result["choices"], 1)
+            ]
+            return Phrased("\n".join(lines), "plain", [])
         text = plain(header, fields, extra)
         if self.engine is None or result["outcome"] not in ("completed", "degraded") or not fields:
             return Phrased(text, "plain", [])
