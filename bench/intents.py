@@ -73,8 +73,9 @@ def table(results: dict[str, Counter[str]]) -> str:
     for name, c in results.items():
         top3 = c["in: choices, right in top-3"]
         choices = top3 + c["in: choices, missed"]
+        right = c["in: right intent"]
         rows.append(
-            f"| {name} | {c['in']} | {c['in: right intent']} ({c['in: right intent'] / c['in']:.0%}) "
+            f"| {name} | {c['in']} | {right} ({right / c['in']:.0%}) "
             f"| {c['in: WRONG intent']} | {choices} ({top3}) | {c['out']} "
             f"| {c['out: choices offered']} | {c['out: TAKEN (wrong)']} |"
         )
@@ -92,8 +93,8 @@ def main() -> None:
     out = table(results)
     print(out)
     if args.write:
-        write_section("intents", "Intent parser of the example roles (`bench/intents.py --set both`)"
-                      "\n\n" + out)
+        title = "Intent parser of the example roles (`bench/intents.py --set both`)"
+        write_section("intents", f"{title}\n\n{out}")
 
 
 if __name__ == "__main__":
