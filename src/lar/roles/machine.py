@@ -80,8 +80,13 @@ class RoleRunner:
         trusted: Mapping[str, Any] | None = None,
         engine: Engine | None = None,
         notify: Notify | None = None,
+        capabilities: Mapping[str, Capability] | None = None,
     ) -> None:
+        """``capabilities``: more capabilities a role may name with ``builtin:`` (Python code
+        that registers its own tools), beside Lar's."""
         from lar.roles.library import BUILTIN_CAPABILITIES
+
+        known = {**BUILTIN_CAPABILITIES, **(capabilities or {})}
 
         self.role = role
         self.home = home
@@ -97,12 +102,12 @@ class RoleRunner:
                 if (ref.builtin is None) == (ref.package is None):
                     raise CapabilityError("give exactly one of `builtin:` or `package:`")
                 if ref.builtin is not None:
-                    if ref.builtin not in BUILTIN_CAPABILITIES:
+                    if ref.builtin not in known:
                         raise CapabilityError(
                             f"no built-in capability {ref.builtin!r} (built in: "
-                            f"{', '.join(BUILTIN_CAPABILITIES)})"
+                            f"{', '.join(known)})"
                         )
-                    cap = BUILTIN_CAPABILITIES[ref.builtin]
+                    cap = known[ref.builtin]
                 else:
                     cap = open_package(
                         role.folder / str(ref.package),
