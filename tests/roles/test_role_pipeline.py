@@ -8,8 +8,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from lar.roles import Capability, Probe, RoleRunner, ToolImpl, load_role
 from lar.scheduler import JobStore
 
