@@ -203,6 +203,8 @@ def apply(
     except LarError as exc:
         print_error(exc)
         raise typer.Exit(1) from None
+    with _errors():
+        _files_of(role)
     target = _installed(lar_home()) / role.name
     current = target / "agent.yaml"
     if current.exists():
@@ -219,11 +221,31 @@ def apply(
             typer.confirm(f"replace {role.name}?", abort=True)
     staging = target.with_name(f".{role.name}.new")
     shutil.rmtree(staging, ignore_errors=True)
-    shutil.copytree(role.folder, staging, ignore=shutil.ignore_patterns("__pycache__"))
+    staging.mkdir(parents=True)
+    for rel in _files_of(role):
+        dest = staging / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(role.folder / rel, dest)
     if target.exists():
         shutil.rmtree(target)
     staging.rename(target)
     typer.echo(f"installed {role.name} {role.spec.version} in {target}")
+
+
+def _files_of(role: Role) -> list[str]:
+    """The role file and every file it names (data, synonyms, packages), relative to it."""
+    spec = role.spec
+    named = [role.file.name, *spec.data.values()]
+    if isinstance(spec.synonyms, str):
+        named.append(spec.synonyms)
+    named += [c.package for c in spec.capabilities if c.package]
+    out = []
+    for rel in named:
+        path = (role.folder / rel).resolve()
+        if role.folder not in path.parents:
+            raise LarError(f"{role.file}: {rel} is outside the role's folder; keep it beside it")
+        out.append(path.relative_to(role.folder).as_posix())
+    return out
 
 
 @role_app.command("list")
