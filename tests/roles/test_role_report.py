@@ -69,7 +69,25 @@ def test_the_model_never_sees_a_choice_of_transition(lar_home: Path) -> None:
     run = run_with(lar_home, engine)
     assert run.path[-1] == "GENERATING_REPORT"
     system = engine.calls[0][0].content
-    assert "already done" in system and "Do not add, guess or change" in system
+    assert "result of a finished check" in system and "never add a fact" in system
+    assert "level = high; missing required = 4; red flags = 2" in system
+
+
+def test_list_numbers_and_zero_counts_in_words_are_not_contradictions() -> None:
+    fields = {
+        "risk.level": "high",
+        "risk.missing_required": 2,
+        "risk.red_flags": 0,
+        "risk.reasons": ["A: missing (high)", "B: missing (low)"],
+    }
+    enums = {"risk.level": ["low", "medium", "high"]}
+    must = ["risk.level", "risk.missing_required", "risk.red_flags"]
+    text = "High risk, 2 clauses missing, no red flags:\n1. A is missing\n2. B is missing"
+    assert check_report(text, fields, must, enums) == []
+    invented = 'High risk, 2 missing. Clause A says "no liability whatsoever".'
+    assert check_report(invented, fields, must, enums) == [
+        "quotes 'no liability whatsoever', which the result does not contain"
+    ]
 
 
 def test_check_report_rules() -> None:

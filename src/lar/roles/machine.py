@@ -104,8 +104,7 @@ class RoleRunner:
                 if ref.builtin is not None:
                     if ref.builtin not in known:
                         raise CapabilityError(
-                            f"no built-in capability {ref.builtin!r} (built in: "
-                            f"{', '.join(known)})"
+                            f"no built-in capability {ref.builtin!r} (built in: {', '.join(known)})"
                         )
                     cap = known[ref.builtin]
                 else:

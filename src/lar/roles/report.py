@@ -23,6 +23,8 @@ from lar.types import Message
 __all__ = ["Phrased", "plain", "check_report", "phrase", "enum_values"]
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
+_LIST_MARKER = re.compile(r"^(\s*)\d{1,2}[.)](?=\s)", re.MULTILINE)
+_QUOTE = re.compile(r"[\"“”„«»]([^\"“”„«»\n]{3,200})[\"“”„«»]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,21 +109,35 @@ def enum_values(schemas: Mapping[str, Mapping[str, Any]], ref: str) -> list[str]
     return [str(v) for v in values] if isinstance(values, list) else []
 
 
+def _flat(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return " ".join(_flat(v) for v in value.values())
+    if isinstance(value, list):
+        return " ".join(_flat(v) for v in value)
+    return str(value)
+
+
 def check_report(
     text: str,
     fields: Mapping[str, Any],
     must_state: list[str],
     enums: Mapping[str, list[str]],
 ) -> list[str]:
-    """How ``text`` contradicts or leaves out the result (empty: it is faithful)."""
+    """How ``text`` contradicts or leaves out the result (empty: it is faithful).
+
+    Each ``must_state`` value is stated (a count of zero may be said in words, in any language);
+    the first mention of a field with fixed values is its actual value, and no fixed value the
+    result does not hold appears; every number is one the result contains (list numbering
+    aside); every quotation is found in the result."""
     problems = []
-    low = text.casefold()
+    body = _LIST_MARKER.sub(r"\1", text)
+    low = body.casefold()
     words_in_text = re.findall(r"\w+", low)
     result_words: set[str] = set()
     _words(dict(fields), result_words)
     for ref in must_state:
         value = fields.get(ref, MISSING)
-        if value is MISSING:
+        if value is MISSING or (isinstance(value, int | float) and value == 0):
             continue
         shown = _value_text(value).casefold()
         choices = [v.casefold() for v in enums.get(ref, [])]
@@ -140,10 +156,14 @@ def check_report(
                 problems.append(f"says {v!r}, which the result does not hold ({ref})")
     allowed: set[str] = set()
     _numbers(dict(fields), allowed)
-    for n in _NUMBER.findall(text):
+    for n in _NUMBER.findall(body):
         normal = str(int(float(n))) if float(n).is_integer() else n
         if normal not in allowed:
             problems.append(f"states the number {n}, which is not in the result")
+    source = " ".join(_flat(dict(fields)).casefold().split())
+    for quoted in _QUOTE.findall(text):
+        if " ".join(quoted.casefold().split()) not in source:
+            problems.append(f"quotes {quoted!r}, which the result does not contain")
     return list(dict.fromkeys(problems))
 
 
@@ -156,15 +176,24 @@ async def phrase(
     enums: Mapping[str, list[str]],
     instructions: str,
     fallback: str,
-    max_tokens: int = 320,
+    max_tokens: int = 480,
 ) -> Phrased:
     """The model's report when it is faithful to ``fields``, else ``fallback`` (see module)."""
-    states = ", ".join(must_state) or "the main fields"
+    musts = "; ".join(
+        f"{ref.rsplit('.', 1)[-1].replace('_', ' ')} = {_value_text(fields[ref])}"
+        for ref in must_state
+        if ref in fields
+    )
     system = (
-        "You write the final report of a check that is already done. The facts are in the JSON "
-        "the user gives; restate them for the reader. Do not add, guess or change any fact, "
-        f"count or level. State {states} exactly as written in the JSON, and write counts as "
-        "digits. Plain text, no more than 120 words." + (f" {instructions}" if instructions else "")
+        "You turn the result of a finished check into a short report for a person. Use only the "
+        "facts you are given; never add a fact, a quotation or a number, and never change one. "
+        + (
+            f"Your first sentence states these values exactly as written: {musts}. "
+            if musts
+            else ""
+        )
+        + "Then name the reasons in two or three sentences. Plain sentences: no headings, no "
+        "lists, no quotation marks." + (f" {instructions}" if instructions else "")
     )
     facts = json.dumps(dict(fields), indent=1, ensure_ascii=False)
     user = f"Role: {role_text.strip()}\nResult:\n{facts}"
@@ -179,7 +208,10 @@ async def phrase(
     except Exception as exc:  # the plain report is always there to fall back on
         return Phrased(fallback, f"plain (the model failed: {type(exc).__name__})", [str(exc)])
     text = (response.content or "").strip()
-    problems = check_report(text, fields, must_state, enums) if text else ["empty"]
+    if response.finish_reason == "length":
+        problems = [f"cut off at {max_tokens} tokens"]
+    else:
+        problems = check_report(text, fields, must_state, enums) if text else ["empty"]
     if problems:
         return Phrased(
             fallback, "plain (model report replaced: " + "; ".join(problems) + ")", problems
