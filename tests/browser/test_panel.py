@@ -207,3 +207,82 @@ def test_the_panel_asks_for_the_token_and_denies_with_csrf(lar_home: Path, tmp_p
                     assert status == 403
                 finally:
                     browser.close()
+
+
+ROLE_MANIFEST = """\
+name: word-counter
+version: 2.0.0
+module: tools.py
+tools:
+  - name: count_word
+    function: count
+    input: {text: string}
+    output: {hits: integer}
+probe: {tool: count_word, input: {text: "the the"}, expect: {hits: 3}}
+"""
+ROLE_FILE = """\
+name: counter
+version: 1.0.0
+role: Counts a word.
+capabilities:
+  - name: words
+    package: word-counter.tar.gz
+    degraded: {count_word: read_text}
+  - name: documents
+    builtin: documents
+tools:
+  count_word: {input: {text: string}, output: {hits: integer}}
+  read_text: {input: {path: string}, output: {status: string}}
+states:
+  DONE: {final: true}
+start: DONE
+"""
+
+
+@pytest.fixture
+def installed_role(lar_home: Path, tmp_path: Path) -> None:
+    from lar.roles import load_role, pack, runner_for
+    from lar.skills import keygen, load_private_key
+
+    keygen(lar_home / "keys")
+    src = tmp_path / "word-counter"
+    src.mkdir()
+    (src / "capability_manifest.yaml").write_text(ROLE_MANIFEST)
+    (src / "tools.py").write_text(
+        "def count(args):\n    return {'hits': args['text'].count('the')}\n"
+    )
+    role_dir = lar_home / "roles" / "counter"
+    role_dir.mkdir(parents=True)
+    pack(
+        src,
+        load_private_key(lar_home / "keys" / "skills_ed25519"),
+        role_dir / "word-counter.tar.gz",
+    )
+    (role_dir / "agent.yaml").write_text(ROLE_FILE)
+    runner_for(load_role(role_dir / "agent.yaml"), lar_home).run("count")
+
+
+def test_the_panel_shows_roles_and_an_unavailable_capability(
+    installed_role: None, server: tuple[str, Hub, Path]
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    url = server[0]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 900})
+            page.goto(url + "/")
+            role = page.locator('li[data-role="counter"]')
+            expect(role).to_contain_text("counter 1.0.0")
+            expect(role).to_contain_text("READY")
+            expect(role).to_contain_text("last run: completed (DONE)")
+            words = page.locator('li[data-role-capability="counter/words"]')
+            expect(words).to_contain_text("UNAVAILABLE")
+            expect(words).to_contain_text("probe got hits=2 (expected 3)")
+            expect(words).to_contain_text("degraded: count_word → read_text")
+            expect(page.locator('li[data-role-capability="counter/documents"]')).to_contain_text(
+                "AVAILABLE"
+            )
+        finally:
+            browser.close()

@@ -70,19 +70,10 @@ def _load(ref: str) -> Role:
 
 
 def _runner(role: Role, *, engine: Any = None) -> RoleRunner:
-    from lar.roles import RoleRunner
-    from lar.skills import SkillStore
+    from lar.roles import runner_for
 
     home = lar_home()
-    home.mkdir(parents=True, exist_ok=True)
-    return RoleRunner(
-        role,
-        home=home,
-        db_path=home / "lar.db",
-        trusted=SkillStore(home).trusted_keys(),
-        engine=engine,
-        notify=_notifier(home),
-    )
+    return runner_for(role, home, engine=engine, notify=_notifier(home))
 
 
 def _notifier(home: Path) -> Any:
@@ -251,18 +242,16 @@ def _files_of(role: Role) -> list[str]:
 @role_app.command("list")
 def list_() -> None:
     """Roles installed with `lar role apply`."""
-    from lar.roles import RoleFileError, load_role
+    from lar.roles import RoleFileError, installed_roles
 
-    folder = _installed(lar_home())
-    files = sorted(folder.glob("*/agent.yaml")) if folder.exists() else []
-    if not files:
+    found = installed_roles(lar_home())
+    if not found:
         typer.echo("no roles installed (lar role apply FILE)")
-    for f in files:
-        try:
-            r = load_role(f)
+    for file, r in found:
+        if isinstance(r, RoleFileError):
+            typer.echo(f"{file.parent.name}: broken ({r.problems[0]})")
+        else:
             typer.echo(f"{r.name} {r.spec.version}  {' '.join(r.spec.role.split())[:80]}")
-        except RoleFileError as exc:
-            typer.echo(f"{f.parent.name}: broken ({exc.problems[0]})")
 
 
 def _inputs(pairs: list[str]) -> dict[str, str]:
@@ -303,18 +292,24 @@ def run(
             from lar.config import load_config
             from lar.engines import build_engine
 
-            with model_progress(False) as progress:
-                engine = build_engine(load_config(), progress=progress)
-            runner.engine = engine
+            try:
+                with model_progress(False) as progress:
+                    engine = build_engine(load_config(), progress=progress)
+                runner.engine = engine
+            except LarError as exc:
+                print(
+                    f"lar: no model for the report ({exc}); the plain report follows",
+                    file=sys.stderr,
+                )
         result = runner.run(request, given, intent=intent)
     if as_json:
-        typer.echo(
-            json.dumps(
-                {"run_id": result.run_id, "result_hash": result.result_hash, **result.result},
-                indent=2,
-                ensure_ascii=False,
-            )
-        )
+        shown = {
+            "run_id": result.run_id,
+            "result_hash": result.result_hash,
+            **result.result,
+            "steps": [s.envelope() for s in result.steps],
+        }
+        typer.echo(json.dumps(shown, indent=2, ensure_ascii=False))
     else:
         typer.echo(result.report)
         typer.echo(
@@ -332,43 +327,33 @@ def run(
 def status(role: RoleArg) -> None:
     """Liveness, readiness (database, data files) and each capability's probe: AVAILABLE, or
     UNAVAILABLE with the reason and where its tools are routed instead; open breakers."""
-    import time
+    from lar.roles import role_health
 
     out = _out()
     with _errors():
-        loaded = _load(role)
-        runner = _runner(loaded)
-    out.print(f"[bold]{escape(loaded.name)}[/] {escape(loaded.spec.version)}")
+        health = role_health(_runner(_load(role)))
+    out.print(f"[bold]{escape(health['name'])}[/] {escape(health['version'])}")
     out.print("liveness: ok")
-    problems = []
-    try:
-        runner.store.db.execute("SELECT 1")
-    except Exception as exc:  # noqa: BLE001 - any failure is the finding
-        problems.append(f"database: {exc}")
-    for name in loaded.spec.data:
-        if not loaded.data_path(name).is_file():
-            problems.append(f"data {name}: {loaded.data_path(name)} is missing")
+    problems = health["problems"]
     out.print("readiness: " + ("ok" if not problems else "NOT READY — " + "; ".join(problems)))
     out.print("[bold]capabilities[/]")
-    for cap in runner.status():
-        line = f"  {cap.name} {cap.version}: {cap.state}"
-        if cap.reason:
-            line += f" — {cap.reason}"
+    for cap in health["capabilities"]:
+        line = f"  {cap['name']} {cap['version']}: {cap['state']}"
+        if cap["reason"]:
+            line += f" — {cap['reason']}"
         out.print(escape(line))
-        if cap.state == "UNAVAILABLE" and cap.degraded:
-            routes = ", ".join(f"{a} → {b}" for a, b in cap.degraded.items())
+        if cap["state"] == "UNAVAILABLE" and cap["degraded"]:
+            routes = ", ".join(f"{a} → {b}" for a, b in cap["degraded"].items())
             out.print(escape(f"    degraded: {routes}"))
-        out.print(f"    [dim]{escape(cap.source)}[/]")
-    now = time.time()
-    for step, failures, opened in runner.breakers.all():
-        state = "closed" if opened is None else f"open since {now - opened:.0f}s"
-        out.print(f"breaker {escape(step)}: {failures} failures, {state}")
-    runs = runner.store.runs(loaded.name, limit=5)
-    if runs:
+        out.print(f"    [dim]{escape(cap['source'])}[/]")
+    for b in health["breakers"]:
+        state = "closed" if b["open_for_s"] is None else f"open for {b['open_for_s']:.0f}s"
+        out.print(f"breaker {escape(b['step'])}: {b['failures']} failures, {state}")
+    if health["runs"]:
         out.print("[bold]last runs[/]")
-        for r in runs:
-            out.print(f"  {r.run_id}  {r.outcome:<10} {escape(r.final_state)}")
-    if problems or any(c.state == "UNAVAILABLE" for c in runner.status(probe=False)):
+        for r in health["runs"]:
+            out.print(f"  {r['run_id']}  {r['outcome']:<10} {escape(r['final_state'])}")
+    if problems or any(c["state"] == "UNAVAILABLE" for c in health["capabilities"]):
         raise typer.Exit(1)
 
 

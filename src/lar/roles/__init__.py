@@ -5,6 +5,7 @@ and every step is recorded in an evidence chain."""
 from lar.roles.capability import Capability, CapabilityError, Probe, open_package, pack, run_probe
 from lar.roles.contracts import ContractError, ToolImpl, check_registration
 from lar.roles.diff import diff_roles
+from lar.roles.home import installed_roles, role_health, runner_for
 from lar.roles.intent import IntentMatch, IntentParser, load_synonyms, normalize
 from lar.roles.machine import CapabilityHealth, RoleRun, RoleRunner
 from lar.roles.report import check_report
@@ -30,6 +31,9 @@ __all__ = [
     "check_registration",
     "check_report",
     "diff_roles",
+    "installed_roles",
+    "role_health",
+    "runner_for",
     "load_role",
     "load_synonyms",
     "normalize",

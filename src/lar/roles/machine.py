@@ -24,7 +24,7 @@ from lar.roles.contracts import ToolImpl
 from lar.roles.expr import MISSING, evaluate, lookup
 from lar.roles.intent import IntentMatch, IntentParser, load_synonyms
 from lar.roles.pipeline import StepOutcome, run_step
-from lar.roles.report import Phrased, enum_values, phrase, plain
+from lar.roles.report import Phrased, report_for
 from lar.roles.spec import Problem, Role, RoleFileError
 from lar.roles.store import Breakers, RoleStore
 from lar.roles.validate import input_refs, schemas, validate
@@ -85,8 +85,13 @@ class RoleRunner:
         """``capabilities``: more capabilities a role may name with ``builtin:`` (Python code
         that registers its own tools), beside Lar's."""
         from lar.roles.library import BUILTIN_CAPABILITIES
+        from lar.roles.library.model import model_capability
 
-        known = {**BUILTIN_CAPABILITIES, **(capabilities or {})}
+        known = {
+            **BUILTIN_CAPABILITIES,
+            "model": model_capability(lambda: self.engine),
+            **(capabilities or {}),
+        }
 
         self.role = role
         self.home = home
@@ -455,42 +460,11 @@ class RoleRunner:
         )
 
     def _report(self, result: dict[str, Any], fields: dict[str, Any], notes: list[str]) -> Phrased:
-        spec = self.role.spec
-        header = (
-            f"{spec.name} {spec.version}: {result.get('final_state') or '-'} ({result['outcome']})"
-        )
-        extra = [*result.get("degraded", []), *result.get("failed", []), *notes]
-        if result["outcome"] == "unclear":
-            intents = spec.intents
-            lines = [header, "Not sure what you want. Did you mean:"]
-            lines += [
-                f"  {i}. {name}: {intents[name].description or intents[name].state}"
-                for i, name in enumerate(result["choices"], 1)
-            ]
-            return Phrased("\n".join(lines), "plain", [])
-        text = plain(header, fields, extra)
-        if self.engine is None or result["outcome"] not in ("completed", "degraded") or not fields:
-            return Phrased(text, "plain", [])
         step_schemas = {
             name: self.contracts[entry[2].tool][1]
             for name, entry in self.role.steps().items()
             if entry[2].tool in self.contracts
         }
-        enums = {ref: enum_values(step_schemas, ref) for ref in fields}
-        enums = {k: v for k, v in enums.items() if v}
-        phrased = asyncio.run(
-            phrase(
-                self.engine,
-                role_text=spec.role,
-                fields=fields,
-                must_state=spec.report.must_state,
-                enums=enums,
-                instructions=spec.report.instructions,
-                fallback=text,
-            )
+        return asyncio.run(
+            report_for(self.role.spec, result, fields, notes, self.engine, step_schemas)
         )
-        if phrased.source == "model" and extra:
-            return Phrased(
-                phrased.text + "\n" + "\n".join(f"note: {n}" for n in extra), "model", []
-            )
-        return phrased

@@ -13,14 +13,17 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lar.engines import Engine
 from lar.roles.contracts import field_schema
 from lar.roles.expr import MISSING
 from lar.types import Message
 
-__all__ = ["Phrased", "plain", "check_report", "phrase", "enum_values"]
+if TYPE_CHECKING:
+    from lar.roles.spec import RoleSpec
+
+__all__ = ["Phrased", "plain", "check_report", "phrase", "enum_values", "report_for"]
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
 _LIST_MARKER = re.compile(r"^(\s*)\d{1,2}[.)](?=\s)", re.MULTILINE)
@@ -217,3 +220,41 @@ async def phrase(
             fallback, "plain (model report replaced: " + "; ".join(problems) + ")", problems
         )
     return Phrased(text, "model", [])
+
+
+async def report_for(
+    spec: RoleSpec,
+    result: Mapping[str, Any],
+    fields: Mapping[str, Any],
+    notes: list[str],
+    engine: Engine | None,
+    step_schemas: Mapping[str, Mapping[str, Any]],
+) -> Phrased:
+    """A run's report: choices for an unclear request, else the plain rendering, phrased by
+    ``engine`` when there is one and the run completed (``phrase``)."""
+    header = f"{spec.name} {spec.version}: {result.get('final_state') or '-'} ({result['outcome']})"
+    extra = [*result.get("degraded", []), *result.get("failed", []), *notes]
+    if result["outcome"] == "unclear":
+        lines = [header, "Not sure what you want. Did you mean:"]
+        lines += [
+            f"  {i}. {name}: {spec.intents[name].description or spec.intents[name].state}"
+            for i, name in enumerate(result["choices"], 1)
+        ]
+        return Phrased("\n".join(lines), "plain", [])
+    text = plain(header, fields, extra)
+    if engine is None or result["outcome"] not in ("completed", "degraded") or not fields:
+        return Phrased(text, "plain", [])
+    enums = {ref: values for ref in fields if (values := enum_values(step_schemas, ref))}
+    phrased = await phrase(
+        engine,
+        role_text=spec.role,
+        fields=fields,
+        must_state=spec.report.must_state,
+        enums=enums,
+        instructions=spec.report.instructions,
+        fallback=text,
+    )
+    if phrased.source == "model" and extra:
+        notes_text = "\n".join(f"note: {n}" for n in extra)
+        return Phrased(f"{phrased.text}\n{notes_text}", "model", [])
+    return phrased

@@ -31,6 +31,7 @@ __all__ = [
     "Report",
     "Role",
     "RoleFileError",
+    "RoleSpec",
     "State",
     "Step",
     "Transition",
@@ -151,7 +152,7 @@ class Report(_Model):
     instructions: str = ""
 
 
-class _RoleModel(_Model):
+class RoleSpec(_Model):
     name: str
     version: str
     role: str
@@ -175,7 +176,7 @@ class _RoleModel(_Model):
 class Role:
     """A loaded role file: its settings, where it is, and the YAML nodes for line numbers."""
 
-    spec: _RoleModel
+    spec: RoleSpec
     file: Path
     text: str
     root: yaml.Node | None
@@ -227,7 +228,7 @@ def load_role(file: Path) -> Role:
     if not isinstance(data, dict):
         raise RoleFileError([Problem(file, 1, "a role file is a YAML mapping (name:, states: …)")])
     try:
-        spec = _RoleModel.model_validate(data)
+        spec = RoleSpec.model_validate(data)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
@@ -235,6 +236,6 @@ def load_role(file: Path) -> Role:
             node = node_for(root, loc)
             line = node.start_mark.line + 1 if node is not None else 1
             where = ".".join(str(p) for p in loc)
-            problems.append(Problem(file, line, f"{where}: {describe(_RoleModel, err)}"))
+            problems.append(Problem(file, line, f"{where}: {describe(RoleSpec, err)}"))
         raise RoleFileError(problems) from None
     return Role(spec, file.resolve(), text, root)

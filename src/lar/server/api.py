@@ -1,6 +1,6 @@
 """Lar's own API (``/api``): runs and their typed event streams, tasks, approvals, memory,
-sessions, models and status. The panel is built on it only; the OpenAPI page (``/docs``) lists
-every route with its body."""
+the inbox and jobs, roles, sessions, models and status. The panel is built on it only; the
+OpenAPI page (``/docs``) lists every route with its body."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
+from lar.errors import LarError
 from lar.server.approvals import ApprovalClosed
 from lar.server.hub import Hub
 from lar.server.runs import Approving, RunLog
@@ -321,6 +322,33 @@ async def jobs(request: Request) -> dict[str, Any]:
     finally:
         store.close()
     return {"jobs": hub.mask(listed)}
+
+
+# --- roles -------------------------------------------------------------------------------------
+
+
+def _roles(home: Path) -> list[dict[str, Any]]:
+    from lar.roles import RoleFileError, installed_roles, role_health, runner_for
+
+    out: list[dict[str, Any]] = []
+    for file, role in installed_roles(home):
+        if isinstance(role, RoleFileError):
+            out.append({"name": file.parent.name, "error": str(role.problems[0])})
+            continue
+        try:
+            out.append(role_health(runner_for(role, home)))
+        except LarError as exc:
+            out.append({"name": role.name, "version": role.spec.version, "error": str(exc)})
+    return out
+
+
+@router.get("/roles")
+async def roles(request: Request) -> dict[str, Any]:
+    """Installed deterministic roles (`lar role apply`): readiness, each capability's probe
+    (AVAILABLE or UNAVAILABLE, and where its tools are routed), breakers and the last runs."""
+    hub = _hub(request)
+    found = await asyncio.to_thread(_roles, hub.config.home)
+    return {"roles": hub.mask(found)}
 
 
 # --- sessions, models, status ----------------------------------------------------------------

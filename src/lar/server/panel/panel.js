@@ -269,6 +269,38 @@ async function refreshInbox() {
   }
 }
 
+// --- roles ----------------------------------------------------------------------------------------
+
+async function refreshRoles() {
+  const { roles } = await api("/api/roles");
+  const ul = $("roles-list");
+  ul.replaceChildren();
+  if (!roles.length) ul.append(el("li", { class: "quiet" }, "No roles installed (lar role apply FILE)."));
+  for (const r of roles) {
+    if (r.error) {
+      ul.append(el("li", { "data-role": r.name }, el("b", {}, r.name), el("span", { class: "grow error" }, r.error)));
+      continue;
+    }
+    const last = r.runs.length ? `last run: ${r.runs[0].outcome} (${r.runs[0].final_state || "-"})` : "no runs yet";
+    ul.append(el("li", { "data-role": r.name },
+      el("span", { class: `status ${r.ready ? "OK" : "UNAVAILABLE"}` }, r.ready ? "READY" : "NOT READY"),
+      el("b", {}, `${r.name} ${r.version}`),
+      el("span", { class: "grow quiet" }, last + (r.problems.length ? " — " + r.problems.join("; ") : ""))));
+    for (const c of r.capabilities) {
+      const routes = Object.entries(c.degraded).map(([a, b]) => `${a} → ${b}`).join(", ");
+      ul.append(el("li", { "data-role-capability": `${r.name}/${c.name}` },
+        el("span", { class: `status ${c.state === "AVAILABLE" ? "OK" : c.state}` }, c.state),
+        el("span", {}, c.name),
+        el("span", { class: "grow quiet" }, (c.reason || "") +
+          (c.state === "UNAVAILABLE" && routes ? ` — degraded: ${routes}` : ""))));
+    }
+    for (const b of r.breakers) {
+      ul.append(el("li", { class: "quiet" }, `breaker ${b.step}: ${b.failures} failures` +
+        (b.open_for_s === null ? "" : `, open for ${Math.round(b.open_for_s)}s`)));
+    }
+  }
+}
+
 async function refreshSystem() {
   const caps = await api("/health/capabilities");
   const ul = $("capabilities");
@@ -325,7 +357,8 @@ async function tick() {
 
 async function start() {
   try {
-    await Promise.all([refreshStatus(), refreshRuns(), refreshMemory(), refreshInbox(), refreshSystem()]);
+    await Promise.all([refreshStatus(), refreshRuns(), refreshMemory(), refreshInbox(), refreshRoles(),
+      refreshSystem()]);
   } catch (e) { return; }
   if (!timer) timer = setInterval(tick, POLL_MS);
 }
