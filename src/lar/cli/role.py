@@ -100,8 +100,10 @@ def _notifier(home: Path) -> Any:
 def validate(
     files: Annotated[list[str], typer.Argument(help="Role files (or installed role names).")],
 ) -> None:
-    """Check role files: states no entry reaches, dead ends, guards on fields no tool returns,
-    contract mismatches, nondeterministic tools in pipelines … each with file and line."""
+    """Check role files, each defect with its file and line.
+
+    States no entry reaches, dead ends, guards on fields no tool returns, contract mismatches,
+    nondeterministic tools in pipelines, packages that are not signed by a key you trust."""
     from lar.roles import RoleFileError
 
     bad = 0
@@ -144,23 +146,25 @@ def show(role: RoleArg) -> None:
             out.print(f"  {escape(name)}: {escape(what)}")
     out.print("\n[bold]Tools[/]")
     for name, contract in spec.tools.items():
-        out.print(f"  {escape(name)} ({contract.determinism}) {escape(contract.description)}")
+        out.print(
+            f"  {escape(name)} ({contract.determinism}) {escape(contract.description)}".rstrip()
+        )
     out.print("\n[bold]Intents[/]")
     for name, intent in spec.intents.items():
         out.print(f"  {escape(name)} → {intent.state}  {escape(intent.description)}")
     out.print("\n[bold]States[/]")
     for name, state in spec.states.items():
         what = " (final)" if state.final else f" runs {state.run}" if state.run else ""
-        out.print(f"  {escape(name)}{what}  {escape(state.description)}")
-        for t in state.next:
-            out.print(f"    → {t.to}" + (f"  when {escape(t.when)}" if t.when else "  otherwise"))
+        out.print(f"  {escape(name)}{what}  {escape(state.description)}".rstrip())
         if state.run:
             for step in spec.pipelines[state.run].steps:
                 extra = f", retries {step.max_retries}" if step.max_retries else ""
                 if step.fallback:
                     extra += f", fallback {step.fallback.strategy}"
                     extra += f" {step.fallback.tool}" if step.fallback.tool else ""
-                out.print(f"      · {step.name}: {step.tool} (timeout {step.timeout_ms} ms{extra})")
+                out.print(f"    · {step.name}: {step.tool} (timeout {step.timeout_ms} ms{extra})")
+        for t in state.next:
+            out.print(f"    → {t.to}" + (f"  when {escape(t.when)}" if t.when else "  otherwise"))
 
 
 @role_app.command()
@@ -280,8 +284,10 @@ def run(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the structured result.")] = False,
 ) -> None:
-    """Run a role on a request. Exit 0 when it completed (or completed degraded), 3 when the
-    request was unclear (the choices are printed), 1 when a step failed."""
+    """Run a role on a request.
+
+    Exit 0 when it completed (or completed degraded), 3 when the request was unclear (the
+    choices are printed), 1 when a step failed and the run stopped."""
     engine = None
     with _errors():
         loaded = _load(role)
@@ -325,8 +331,10 @@ def run(
 
 @role_app.command()
 def status(role: RoleArg) -> None:
-    """Liveness, readiness (database, data files) and each capability's probe: AVAILABLE, or
-    UNAVAILABLE with the reason and where its tools are routed instead; open breakers."""
+    """A role's health: readiness, each capability's probe, breakers, last runs.
+
+    A capability is AVAILABLE, or UNAVAILABLE with the reason and where its tools are routed
+    instead. Exit 1 when not ready or a capability is unavailable."""
     from lar.roles import role_health
 
     out = _out()
@@ -385,8 +393,10 @@ def pack(
 def evidence(
     run_id: Annotated[str, typer.Argument(help="A role run's id (or its first characters).")],
 ) -> None:
-    """The evidence chain of a role run: each step's component, input and output hashes, time and
-    the verification it passed; the chain is checked and any edited row is named."""
+    """The evidence chain of a role run, checked.
+
+    Each step's component, input and output hashes, time and the verification it passed; an
+    edited, removed or reordered row is named, and the exit code is 1."""
     from datetime import datetime
 
     from lar.traces import EvidenceStore

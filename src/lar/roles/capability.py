@@ -131,7 +131,10 @@ def _safe_extract(archive: Path, into: Path) -> None:
                 total += member.size
                 if total > MAX_ARCHIVE_BYTES:
                     raise CapabilityError(f"{archive}: larger than {MAX_ARCHIVE_BYTES} bytes")
-            tar.extractall(into, filter="data")
+            if hasattr(tarfile, "data_filter"):  # Python ≥ 3.11.4; the checks above suffice before
+                tar.extractall(into, filter="data")
+            else:  # pragma: no cover - older 3.11 patch releases
+                tar.extractall(into)  # noqa: S202 - every member was checked above
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise CapabilityError(f"{archive}: not a readable .tar.gz ({exc})") from None
 
