@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lar.roles.capability import Capability, Probe
-from lar.roles.contracts import ToolImpl
+from lar.roles.capability import Probe
+from lar.roles.library.schemas import INT, STR, capability, obj
 from lar.roles.library.tables import TableError, compile_patterns, load_table
 
 __all__ = ["CLAUSES"]
@@ -237,17 +237,15 @@ def describe_rules(args: dict[str, Any]) -> dict[str, Any]:
     return {"status": "success", "error": "", "rule_count": len(listed), "rules": listed}
 
 
-_S = {"type": "string"}
-_I = {"type": "integer"}
 _CLAUSE = {
     "type": "object",
-    "properties": {"number": _S, "title": _S, "text": _S},
+    "properties": {"number": STR, "title": STR, "text": STR},
     "required": ["number", "title", "text"],
 }
 _FINDING = {
     "type": "object",
     "properties": {
-        k: _S for k in ("rule", "title", "kind", "severity", "status", "clause", "evidence")
+        k: STR for k in ("rule", "title", "kind", "severity", "status", "clause", "evidence")
     },
     "required": ["rule", "title", "kind", "severity", "status", "clause", "evidence"],
 }
@@ -255,12 +253,12 @@ _MATCH_OUT = {
     "type": "object",
     "properties": {
         "status": {"type": "string", "enum": ["success", "error"]},
-        "error": _S,
+        "error": STR,
         "findings": {"type": "array", "items": _FINDING},
-        "rule_count": _I,
-        "present_count": _I,
-        "missing_count": _I,
-        "flagged_count": _I,
+        "rule_count": INT,
+        "present_count": INT,
+        "missing_count": INT,
+        "flagged_count": INT,
         "confidence_score": {"type": "number"},
     },
     "required": [
@@ -281,66 +279,55 @@ _MATCH_IN = {
 }
 
 
-def _impl(name: str, fn: Any, inp: dict[str, Any], out: dict[str, Any]) -> ToolImpl:
-    return ToolImpl(name, fn, inp, out, capability="clauses", version="1.0.0")
-
-
-def _obj(props: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": props, "required": list(props)}
-
-
-CLAUSES = Capability(
-    name="clauses",
-    version="1.0.0",
-    tools={
-        t.name: t
-        for t in (
-            _impl(
-                "split_clauses",
-                split_clauses,
-                _obj({"text": _S}),
-                _obj(
-                    {
-                        "status": {"type": "string", "enum": ["success", "no_clauses"]},
-                        "clauses": {"type": "array", "items": _CLAUSE},
-                        "clause_count": _I,
-                        "preamble": _S,
-                    }
-                ),
+CLAUSES = capability(
+    "clauses",
+    "1.0.0",
+    [
+        (
+            "split_clauses",
+            split_clauses,
+            obj({"text": STR}),
+            obj(
+                {
+                    "status": {"type": "string", "enum": ["success", "no_clauses"]},
+                    "clauses": {"type": "array", "items": _CLAUSE},
+                    "clause_count": INT,
+                    "preamble": STR,
+                }
             ),
-            _impl("match_clauses", match_clauses, _MATCH_IN, _MATCH_OUT),
-            _impl("keyword_match", keyword_match, _MATCH_IN, _MATCH_OUT),
-            _impl(
-                "score_risk",
-                score_risk,
-                _obj({"findings": {"type": "array", "items": _FINDING}, "rules": {}}),
-                _obj(
-                    {
-                        "status": _S,
-                        "error": _S,
-                        "level": {"type": "string", "enum": ["low", "medium", "high", "unknown"]},
-                        "score": _I,
-                        "missing_required": _I,
-                        "red_flags": _I,
-                        "reasons": {"type": "array", "items": _S},
-                    }
-                ),
+        ),
+        ("match_clauses", match_clauses, _MATCH_IN, _MATCH_OUT),
+        ("keyword_match", keyword_match, _MATCH_IN, _MATCH_OUT),
+        (
+            "score_risk",
+            score_risk,
+            obj({"findings": {"type": "array", "items": _FINDING}, "rules": {}}),
+            obj(
+                {
+                    "status": STR,
+                    "error": STR,
+                    "level": {"type": "string", "enum": ["low", "medium", "high", "unknown"]},
+                    "score": INT,
+                    "missing_required": INT,
+                    "red_flags": INT,
+                    "reasons": {"type": "array", "items": STR},
+                }
             ),
-            _impl(
-                "describe_rules",
-                describe_rules,
-                _obj({"rules": {}}),
-                _obj(
-                    {
-                        "status": _S,
-                        "error": _S,
-                        "rule_count": _I,
-                        "rules": {"type": "array", "items": {"type": "object"}},
-                    }
-                ),
+        ),
+        (
+            "describe_rules",
+            describe_rules,
+            obj({"rules": {}}),
+            obj(
+                {
+                    "status": STR,
+                    "error": STR,
+                    "rule_count": INT,
+                    "rules": {"type": "array", "items": {"type": "object"}},
+                }
             ),
-        )
-    },
+        ),
+    ],
     probe=Probe(
         "match_clauses",
         {

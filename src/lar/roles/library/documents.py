@@ -14,36 +14,22 @@ __all__ = ["DOCUMENTS", "read_text"]
 MAX_BYTES = 2_000_000
 
 
+def _error(message: str) -> dict[str, Any]:
+    return {"status": "error", "error": message, "text": "", "total_lines": 0, "sha256": ""}
+
+
 def read_text(args: dict[str, Any]) -> dict[str, Any]:
     path = Path(str(args["path"])).expanduser()
     try:
         data = path.read_bytes()[: MAX_BYTES + 1]
     except OSError as exc:
-        return {
-            "status": "error",
-            "error": f"{path}: {exc.strerror or exc}",
-            "text": "",
-            "total_lines": 0,
-            "sha256": "",
-        }
+        return _error(f"{path}: {exc.strerror or exc}")
     if len(data) > MAX_BYTES:
-        return {
-            "status": "error",
-            "error": f"{path}: larger than {MAX_BYTES} bytes",
-            "text": "",
-            "total_lines": 0,
-            "sha256": "",
-        }
+        return _error(f"{path}: larger than {MAX_BYTES} bytes")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return {
-            "status": "error",
-            "error": f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})",
-            "text": "",
-            "total_lines": 0,
-            "sha256": "",
-        }
+        return _error(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})")
     return {
         "status": "success",
         "error": "",

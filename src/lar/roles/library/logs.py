@@ -15,8 +15,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from lar.roles.capability import Capability, Probe
-from lar.roles.contracts import ToolImpl
+from lar.roles.capability import Probe
+from lar.roles.library.schemas import INT, STR, capability, obj
 from lar.roles.library.tables import TableError, compile_patterns, load_table
 
 __all__ = ["LOGS"]
@@ -184,98 +184,83 @@ def read_tickets(args: dict[str, Any]) -> dict[str, Any]:
     return {"status": "success", "error": "", "ticket_count": len(tickets), "tickets": tickets}
 
 
-_S = {"type": "string"}
-_I = {"type": "integer"}
-
-
-def _obj(props: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": props, "required": list(props)}
-
-
-_ENTRY = _obj({"line": _I, "timestamp": _S, "host": _S, "program": _S, "message": _S})
-_MATCH = _obj(
-    {"pattern": _S, "title": _S, "severity": _S, "count": _I, "first_line": _I, "sample": _S}
+_ENTRY = obj({"line": INT, "timestamp": STR, "host": STR, "program": STR, "message": STR})
+_MATCH = obj(
+    {"pattern": STR, "title": STR, "severity": STR, "count": INT, "first_line": INT, "sample": STR}
 )
 
 
-def _impl(name: str, fn: Any, inp: dict[str, Any], out: dict[str, Any]) -> ToolImpl:
-    return ToolImpl(name, fn, inp, out, capability="logs", version="1.0.0")
-
-
-LOGS = Capability(
-    name="logs",
-    version="1.0.0",
-    tools={
-        t.name: t
-        for t in (
-            _impl(
-                "parse_syslog",
-                parse_syslog,
-                _obj({"text": _S}),
-                _obj(
-                    {
-                        "status": {"type": "string", "enum": ["success", "no_entries"]},
-                        "entries": {"type": "array", "items": _ENTRY},
-                        "entry_count": _I,
-                        "unparsed_count": _I,
-                    }
-                ),
+LOGS = capability(
+    "logs",
+    "1.0.0",
+    [
+        (
+            "parse_syslog",
+            parse_syslog,
+            obj({"text": STR}),
+            obj(
+                {
+                    "status": {"type": "string", "enum": ["success", "no_entries"]},
+                    "entries": {"type": "array", "items": _ENTRY},
+                    "entry_count": INT,
+                    "unparsed_count": INT,
+                }
             ),
-            _impl(
-                "match_patterns",
-                match_patterns,
-                _obj({"entries": {"type": "array", "items": _ENTRY}, "patterns": {}}),
-                _obj(
-                    {
-                        "status": _S,
-                        "error": _S,
-                        "matches": {"type": "array", "items": _MATCH},
-                        "matched_lines": _I,
-                        "unmatched_lines": _I,
-                    }
-                ),
+        ),
+        (
+            "match_patterns",
+            match_patterns,
+            obj({"entries": {"type": "array", "items": _ENTRY}, "patterns": {}}),
+            obj(
+                {
+                    "status": STR,
+                    "error": STR,
+                    "matches": {"type": "array", "items": _MATCH},
+                    "matched_lines": INT,
+                    "unmatched_lines": INT,
+                }
             ),
-            _impl(
-                "classify_incident",
-                classify_incident,
-                _obj({"matches": {"type": "array", "items": _MATCH}}),
-                _obj(
-                    {
-                        "severity": {"type": "string", "enum": list(LEVELS)},
-                        "incident_count": _I,
-                        "top_pattern": _S,
-                        "needs_ticket": {"type": "boolean"},
-                    }
-                ),
+        ),
+        (
+            "classify_incident",
+            classify_incident,
+            obj({"matches": {"type": "array", "items": _MATCH}}),
+            obj(
+                {
+                    "severity": {"type": "string", "enum": list(LEVELS)},
+                    "incident_count": INT,
+                    "top_pattern": STR,
+                    "needs_ticket": {"type": "boolean"},
+                }
             ),
-            _impl(
-                "open_ticket",
-                open_ticket,
-                _obj(
-                    {
-                        "folder": _S,
-                        "title": _S,
-                        "severity": _S,
-                        "matches": {"type": "array", "items": _MATCH},
-                    }
-                ),
-                _obj({"status": _S, "error": _S, "ticket_id": _S, "file": _S}),
+        ),
+        (
+            "open_ticket",
+            open_ticket,
+            obj(
+                {
+                    "folder": STR,
+                    "title": STR,
+                    "severity": STR,
+                    "matches": {"type": "array", "items": _MATCH},
+                }
             ),
-            _impl(
-                "read_tickets",
-                read_tickets,
-                _obj({"folder": _S}),
-                _obj(
-                    {
-                        "status": _S,
-                        "error": _S,
-                        "ticket_count": _I,
-                        "tickets": {"type": "array", "items": {"type": "object"}},
-                    }
-                ),
+            obj({"status": STR, "error": STR, "ticket_id": STR, "file": STR}),
+        ),
+        (
+            "read_tickets",
+            read_tickets,
+            obj({"folder": STR}),
+            obj(
+                {
+                    "status": STR,
+                    "error": STR,
+                    "ticket_count": INT,
+                    "tickets": {"type": "array", "items": {"type": "object"}},
+                }
             ),
-        )
-    },
+        ),
+    ],
     probe=Probe(
         "parse_syslog",
         {"text": "Jan  1 00:00:00 host sshd[1]: probe"},
