@@ -165,3 +165,28 @@ def test_a_missing_file_is_a_routed_outcome_and_a_missing_input_stops(lar_home: 
     assert (
         bad.returncode == 1 and "unknown input(s) colour; this role takes: document" in bad.stderr
     )
+
+
+def test_bad_input_files_and_a_broken_table_are_rejected_with_the_reason(
+    lar_home: Path, tmp_path: Path
+) -> None:
+    binary = tmp_path / "scan.pdf"
+    binary.write_bytes(b"%PDF-1.7\n\xff\xfe\x00binary")
+    r = runner(CONTRACT_ROLE, lar_home)
+    run = r.run("screen this contract", {"document": str(binary)})
+    assert run.path == ["RECEIVING_DOC", "REJECTED"]
+    assert "not UTF-8 text" in run.result["fields"]["document.error"]
+    # the office's table with a broken pattern: the file and the rule are named
+    role_dir = tmp_path / "role"
+    role_dir.mkdir()
+    for name in ("agent.yaml", "synonyms.csv"):
+        (role_dir / name).write_text((CONTRACT_ROLE.parent / name).read_text())
+    table = (CONTRACT_ROLE.parent / "clauses.yaml").read_text()
+    (role_dir / "clauses.yaml").write_text(table.replace("'\\bgoverned by\\b'", "'(unclosed'"))
+    broken = runner(role_dir / "agent.yaml", lar_home)
+    run = broken.run("screen this contract", {"document": str(CONTRACTS / "nda-acme.txt")})
+    # the risk score cannot be computed without the table: its rule stops the run, no level
+    assert run.outcome == "stopped" and run.path == ["RECEIVING_DOC", "PARSING"]
+    assert "risk.level" not in run.result["fields"]
+    error = run.result["fields"]["matching.error"]
+    assert "clauses.yaml: governing_law: bad pattern '(unclosed'" in error
