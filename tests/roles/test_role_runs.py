@@ -146,6 +146,7 @@ def test_unclear_requests_get_choices_and_enter_no_state(lar_home: Path) -> None
     assert done.returncode == 3
     assert "Not sure what you want. Did you mean:" in done.stdout
     assert "screen_contract: screen a contract" in done.stdout
+    assert "compare_versions: compare two versions" in done.stdout  # all three, best first
     r = runner(CONTRACT_ROLE, lar_home)
     run = r.run("what is the weather in Lisbon")
     assert run.outcome == "unclear" and run.path == [] and run.steps == []
@@ -190,3 +191,22 @@ def test_bad_input_files_and_a_broken_table_are_rejected_with_the_reason(
     assert "risk.level" not in run.result["fields"]
     error = run.result["fields"]["matching.error"]
     assert "clauses.yaml: governing_law: bad pattern '(unclosed'" in error
+
+
+def test_two_versions_of_a_contract_are_compared_clause_by_clause(lar_home: Path) -> None:
+    r = runner(CONTRACT_ROLE, lar_home)
+    run = r.run(
+        "what changed between the two versions",
+        {
+            "document": str(CONTRACTS / "nda-acme-v2.txt"),
+            "previous": str(CONTRACTS / "nda-acme.txt"),
+        },
+    )
+    assert run.path == ["COMPARING", "VERSIONS_COMPARED"]
+    fields = run.result["fields"]
+    assert fields["changes.added"] == [{"number": "5", "title": "Non-Solicitation"}]
+    assert fields["changes.removed"] == [{"number": "3", "title": "Term"}]
+    assert [c["title"] for c in fields["changes.changed"]] == ["Limitation of Liability"]
+    assert fields["changes.unchanged_count"] == 4  # renumbered but the same text: unchanged
+    missing = r.run("compare the two versions", {"document": str(CONTRACTS / "nda-acme-v2.txt")})
+    assert missing.outcome == "stopped" and "$request.previous is missing" in missing.notes[0]

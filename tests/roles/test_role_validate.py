@@ -162,7 +162,7 @@ def test_the_cli_prints_each_problem_and_exits_1(broken: Path, lar_home: Path) -
     assert any("contract mismatch" in line for line in lines)
     ok = lar("role", "validate", str(CONTRACT_ROLE), str(LOG_ROLE), home=lar_home)
     assert ok.returncode == 0, ok.stderr
-    assert "contract-prescreen 1.0.0, 6 states, 6 tools from 2 capabilities" in ok.stdout
+    assert "contract-prescreen 1.0.0, 8 states, 7 tools from 2 capabilities, 3 intents" in ok.stdout
 
 
 def test_shape_errors_name_the_key_and_line(tmp_path: Path) -> None:
@@ -183,3 +183,11 @@ def test_a_guard_that_is_not_a_plain_expression_is_refused(broken: Path) -> None
     broken.write_text(BROKEN.replace("document.page_total > 0", "__import__('os').system('x')"))
     messages = [p.message for p in validate(load_role(broken))]
     assert any("Call is not allowed" in m for m in messages), messages
+
+
+def test_a_step_name_used_in_two_pipelines_is_refused(broken: Path) -> None:
+    broken.write_text(BROKEN.replace("      - name: parsing\n", "      - name: document\n"))
+    problems = [p for p in validate(load_role(broken)) if "used twice" in p.message]
+    assert len(problems) == 1
+    assert "step name 'document' is used twice (pipelines intake and split)" in problems[0].message
+    assert problems[0].line == line_of(broken.read_text(), "name: document", "split:")

@@ -296,6 +296,20 @@ class _Checker:
 
     def pipelines(self) -> None:
         read = self.read_by_guards()
+        seen: dict[str, str] = {}
+        for pname, pipeline in self.spec.pipelines.items():
+            for i, step in enumerate(pipeline.steps):
+                if step.name in seen:
+                    self.add(
+                        f"step name {step.name!r} is used twice (pipelines {seen[step.name]} "
+                        f"and {pname}); guards could not tell them apart",
+                        "pipelines",
+                        pname,
+                        "steps",
+                        i,
+                        "name",
+                    )
+                seen.setdefault(step.name, pname)
         for pname, pipeline in self.spec.pipelines.items():
             for i, step in enumerate(pipeline.steps):
                 self.step(step, ("pipelines", pname, "steps", i), read)

@@ -237,6 +237,36 @@ def describe_rules(args: dict[str, Any]) -> dict[str, Any]:
     return {"status": "success", "error": "", "rule_count": len(listed), "rules": listed}
 
 
+def _key(title: str) -> str:
+    return " ".join(re.findall(r"\w+", title.casefold()))
+
+
+def compare_clauses(args: dict[str, Any]) -> dict[str, Any]:
+    """Two versions of a contract, clause by clause, matched by title: added, removed, changed
+    (the text differs beyond spacing and case) and unchanged."""
+    old = {_key(c["title"]): c for c in args["previous"]}
+    new = {_key(c["title"]): c for c in args["current"]}
+
+    def same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+        return " ".join(a["text"].casefold().split()) == " ".join(b["text"].casefold().split())
+
+    added = [{"number": new[k]["number"], "title": new[k]["title"]} for k in new if k not in old]
+    removed = [{"number": old[k]["number"], "title": old[k]["title"]} for k in old if k not in new]
+    changed = [
+        {"title": new[k]["title"], "previous_number": old[k]["number"], "number": new[k]["number"]}
+        for k in new
+        if k in old and not same(old[k], new[k])
+    ]
+    unchanged = sum(1 for k in new if k in old and same(old[k], new[k]))
+    return {
+        "status": "success" if old and new else "no_clauses",
+        "added": added,
+        "removed": removed,
+        "changed": changed,
+        "unchanged_count": unchanged,
+    }
+
+
 _CLAUSE = {
     "type": "object",
     "properties": {"number": STR, "title": STR, "text": STR},
@@ -311,6 +341,25 @@ CLAUSES = capability(
                     "missing_required": INT,
                     "red_flags": INT,
                     "reasons": {"type": "array", "items": STR},
+                }
+            ),
+        ),
+        (
+            "compare_clauses",
+            compare_clauses,
+            obj(
+                {
+                    "previous": {"type": "array", "items": _CLAUSE},
+                    "current": {"type": "array", "items": _CLAUSE},
+                }
+            ),
+            obj(
+                {
+                    "status": {"type": "string", "enum": ["success", "no_clauses"]},
+                    "added": {"type": "array", "items": obj({"number": STR, "title": STR})},
+                    "removed": {"type": "array", "items": obj({"number": STR, "title": STR})},
+                    "changed": {"type": "array", "items": {"type": "object"}},
+                    "unchanged_count": INT,
                 }
             ),
         ),

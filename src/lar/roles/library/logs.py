@@ -123,6 +123,23 @@ def match_patterns(args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def describe_patterns(args: dict[str, Any]) -> dict[str, Any]:
+    try:
+        patterns = _patterns(args["patterns"])
+    except TableError as exc:
+        return {"status": "error", "error": str(exc), "pattern_count": 0, "patterns": []}
+    listed = [
+        {
+            "id": p["id"],
+            "title": p["title"],
+            "severity": p["severity"],
+            "program": p["program"] or "",
+        }
+        for p in patterns
+    ]
+    return {"status": "success", "error": "", "pattern_count": len(listed), "patterns": listed}
+
+
 def classify_incident(args: dict[str, Any]) -> dict[str, Any]:
     matches = args["matches"]
     severity = max((m["severity"] for m in matches), key=LEVELS.index, default="ok")
@@ -246,6 +263,19 @@ LOGS = capability(
                 }
             ),
             obj({"status": STR, "error": STR, "ticket_id": STR, "file": STR}),
+        ),
+        (
+            "describe_patterns",
+            describe_patterns,
+            obj({"patterns": {}}),
+            obj(
+                {
+                    "status": STR,
+                    "error": STR,
+                    "pattern_count": INT,
+                    "patterns": {"type": "array", "items": {"type": "object"}},
+                }
+            ),
         ),
         (
             "read_tickets",
