@@ -41,7 +41,8 @@ def test_the_embedded_model_phrases_the_contract_report(lar_home: Path) -> None:
     phrased = RoleRunner(role, home=lar_home, db_path=lar_home / "lar.db", engine=engine)
     plain = RoleRunner(role, home=lar_home, db_path=lar_home / "lar.db")
     sources = {}
-    for contract in sorted(CONTRACTS.glob("*.txt")):
+    contracts = sorted(CONTRACTS.glob("*.txt"))
+    for contract in contracts:
         given = {"document": str(contract)}
         with_model = phrased.run("please screen this contract", given)
         without = plain.run("please screen this contract", given)
@@ -55,5 +56,5 @@ def test_the_embedded_model_phrases_the_contract_report(lar_home: Path) -> None:
         else:
             assert with_model.report_source.startswith("plain (model report replaced: ")
             assert with_model.report == without.report
-    assert engine.calls == 3, sources
+    assert engine.calls == len(contracts) >= 3, sources
     assert "model" in sources.values(), sources
