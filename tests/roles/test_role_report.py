@@ -3,6 +3,7 @@ report that contradicts the structured result is caught and replaced by the plai
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,10 @@ def test_check_report_rules() -> None:
     assert "says 'low', which the result does not hold (risk.level)" in check_report(
         "Medium risk, 1 missing; low impact.", fields, must, enums
     )
+
+
+def test_a_role_runs_from_inside_an_event_loop(lar_home: Path) -> None:
+    async def inside() -> str:
+        return run_with(lar_home, ScriptedEngine([FAITHFUL])).report_source
+
+    assert asyncio.run(inside()) == "model"

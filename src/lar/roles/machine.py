@@ -11,7 +11,6 @@ and the same evidence hashes on every run.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from lar.roles.contracts import ToolImpl
 from lar.roles.expr import MISSING, evaluate, lookup
 from lar.roles.intent import IntentMatch, IntentParser, load_synonyms
 from lar.roles.pipeline import StepOutcome, run_step
-from lar.roles.report import Phrased, report_for
+from lar.roles.report import Phrased, report_for, run_sync
 from lar.roles.spec import Problem, Role, RoleFileError
 from lar.roles.store import Breakers, RoleStore
 from lar.roles.validate import input_refs, schemas, validate
@@ -465,6 +464,6 @@ class RoleRunner:
             for name, entry in self.role.steps().items()
             if entry[2].tool in self.contracts
         }
-        return asyncio.run(
+        return run_sync(
             report_for(self.role.spec, result, fields, notes, self.engine, step_schemas)
         )

@@ -9,11 +9,13 @@ contains. A report that fails is replaced by the plain rendering, and the reason
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lar.engines import Engine
 from lar.roles.contracts import field_schema
@@ -23,11 +25,31 @@ from lar.types import Message
 if TYPE_CHECKING:
     from lar.roles.spec import RoleSpec
 
-__all__ = ["Phrased", "plain", "check_report", "phrase", "enum_values", "report_for"]
+__all__ = [
+    "Phrased",
+    "plain",
+    "check_report",
+    "phrase",
+    "enum_values",
+    "report_for",
+    "run_sync",
+]
 
+_T = TypeVar("_T")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
 _LIST_MARKER = re.compile(r"^(\s*)\d{1,2}[.)](?=\s)", re.MULTILINE)
 _QUOTE = re.compile(r"[\"“”„«»]([^\"“”„«»\n]{3,200})[\"“”„«»]")
+
+
+def run_sync(coro: Coroutine[Any, Any, _T]) -> _T:
+    """Run ``coro`` to completion from synchronous code, also when the caller's thread already
+    runs an event loop (a notebook, a server handler): then on a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(1, thread_name_prefix="lar-role-report") as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 @dataclass(frozen=True, slots=True)
