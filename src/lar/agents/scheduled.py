@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from lar.agents.agent import Agent
     from lar.agents.idle import IdleMode
     from lar.agents.runner import Runner
+    from lar.config import LarConfig
 
 __all__ = ["JobRunner", "Fired", "Grants"]
 
@@ -91,6 +92,32 @@ class JobRunner:
         self.make_agent = make_agent
         """Builds ``agent`` and ``runner`` when a ``run`` job first needs them (a scheduler
         started with reminders only does not load a model until then)."""
+
+    @classmethod
+    def for_config(
+        cls,
+        config: LarConfig,
+        store: JobStore,
+        *,
+        agent: Agent | None = None,
+        runner: Runner | None = None,
+        workspace: str | None = None,
+        make_agent: Callable[[], tuple[Agent, Runner]] | None = None,
+    ) -> JobRunner:
+        """The job runner of a process: the configured notifiers and idle mode (``lar serve``
+        and ``lar schedule run`` both start theirs here)."""
+        from lar.agents.idle import IdleMode
+        from lar.scheduler import notifiers_from
+
+        return cls(
+            store,
+            agent=agent,
+            runner=runner,
+            notifiers=notifiers_from(config.scheduler.notify),
+            workspace=workspace,
+            idle=IdleMode(config.scheduler.idle, store, agent=agent, runner=runner),
+            make_agent=make_agent,
+        )
 
     async def tick(self) -> list[Fired]:
         """Claim and fire every job due now; a job another scheduler claimed is left to it."""

@@ -11,18 +11,18 @@ import typer
 from rich.markup import escape
 
 from lar import __version__
+from lar.cli.agent import make_agent, make_agent_or_exit
 from lar.cli.consume import consume as _consume
 from lar.cli.evals import eval_command
 from lar.cli.mcp import mcp_app
 from lar.cli.memory import memory_app
 from lar.cli.models import model_app
 from lar.cli.options import WorkspaceOpt
-from lar.cli.render import console_err, exit_code, model_progress, print_error, short
+from lar.cli.render import console_err, exit_code, print_error, short
 from lar.cli.role import evidence, role_app
 from lar.cli.schedule import inbox, schedule_app
 from lar.cli.serve import serve
 from lar.cli.skills import skill_app
-from lar.cli.toolset import agent_tools
 from lar.cli.traces import feedback, learn, stats, trace_app
 from lar.cli.undo import undo
 from lar.errors import LarError
@@ -92,70 +92,6 @@ def _remote(workspace: Path | None, model: str | None, approvals: Any, quiet: bo
 
     try:
         return remote_agent(workspace=workspace, model=model, approvals=approvals, quiet=quiet)
-    except LarError as exc:
-        print_error(exc)
-        raise typer.Exit(exit_code(exc)) from None
-
-
-def _make_agent(
-    *,
-    model: str | None,
-    track: str | None,
-    workspace: Path | None,
-    max_turns: int | None,
-    approver: Any,
-    ask_user: Any,
-    quiet: bool,
-    memory: bool = True,
-) -> Any:
-    from lar.agents import Agent, TaskStore
-    from lar.config import load_config
-    from lar.redact import Redactor
-    from lar.registry import load_plugins
-
-    load_plugins()  # before the config: plugins may add engine kinds and tools
-    config = load_config()
-    if track not in (None, "auto", "native", "protocol", "constrained"):
-        raise LarError(f"--track must be auto, native, protocol or constrained (got {track!r})")
-    tools = agent_tools(config)
-    with model_progress(quiet) as progress:
-        agent = Agent(
-            tools=tools,
-            model=model,
-            config=config,
-            track=track,  # type: ignore[arg-type]
-            workspace=workspace,
-            max_turns=max_turns,
-            approver=approver,
-            ask_user=ask_user,
-            on_model_progress=progress,
-            tasks=TaskStore(config.home / "lar.db", redact=Redactor(config.secrets()).text),
-            memory=memory,
-        )
-        agent.session().engine  # noqa: B018 - build the model now: its errors and progress belong here
-    return agent
-
-
-def make_agent_or_exit(
-    *,
-    model: str | None,
-    track: str | None = None,
-    approver: Any = None,
-    quiet: bool = False,
-    memory: bool = True,
-) -> Any:
-    """An agent for a command that only needs the model and memory; a bad config exits 2."""
-    try:
-        return _make_agent(
-            model=model,
-            track=track,
-            workspace=None,
-            max_turns=None,
-            approver=approver,
-            ask_user=None,
-            quiet=quiet,
-            memory=memory,
-        )
     except LarError as exc:
         print_error(exc)
         raise typer.Exit(exit_code(exc)) from None
@@ -251,7 +187,7 @@ def _run_cli(
 ) -> None:
     """Build the agent for a non-interactive command and print what ``events(agent)`` yields."""
     try:
-        agent = _make_agent(
+        agent = make_agent(
             model=model,
             track=track,
             workspace=workspace,
@@ -400,7 +336,7 @@ def chat(
             )
             if found is not None:
                 return found
-        return _make_agent(
+        return make_agent(
             model=name,
             track=track,
             workspace=workspace,

@@ -346,7 +346,7 @@ def consolidate(
     ] = False,
 ) -> None:
     """Summarize idle conversations, extract the facts you stated, archive the raw turns."""
-    from lar.cli.main import make_agent_or_exit
+    from lar.cli.agent import make_agent_or_exit
 
     agent = make_agent_or_exit(model=model)
     try:

@@ -19,7 +19,7 @@ from lar.cli.render import print_error, short
 from lar.cli.tables import table, when
 from lar.config import LarConfig, load_config
 from lar.errors import LarError
-from lar.scheduler import Job, JobStore, notifiers_from
+from lar.scheduler import Job, JobStore
 
 __all__ = ["schedule_app", "inbox"]
 
@@ -194,11 +194,11 @@ def remove(job_id: IdArg) -> None:
 def _runner(config: LarConfig, store: JobStore, *, quiet: bool) -> Any:
     """The job runner of this process; the model is loaded only when a job or idle mode needs
     it (now, for idle mode; on the first request job otherwise)."""
-    from lar.agents import IdleMode, JobRunner
-    from lar.cli.main import _make_agent
+    from lar.agents import JobRunner
+    from lar.cli.agent import make_agent
 
     def make() -> tuple[Any, Any]:
-        agent = _make_agent(
+        agent = make_agent(
             model=None,
             track=None,
             workspace=None,
@@ -211,14 +211,7 @@ def _runner(config: LarConfig, store: JobStore, *, quiet: bool) -> Any:
 
     idle = config.scheduler.idle
     agent, runner = make() if idle.enabled and idle.actions else (None, None)
-    return JobRunner(
-        store,
-        agent=agent,
-        runner=runner,
-        notifiers=notifiers_from(config.scheduler.notify),
-        idle=IdleMode(idle, store, agent=agent, runner=runner),
-        make_agent=make,
-    )
+    return JobRunner.for_config(config, store, agent=agent, runner=runner, make_agent=make)
 
 
 def _report(fired: Any) -> None:

@@ -79,18 +79,16 @@ class Hub:
 
     def start_jobs(self) -> None:
         """Fire scheduled jobs (and idle mode, when on) while the server runs (I4)."""
-        from lar.agents import IdleMode, JobRunner
-        from lar.scheduler import JobStore, notifiers_from
+        from lar.agents import JobRunner
+        from lar.scheduler import JobStore
 
         store = JobStore(self.config.home / "lar.db", by=f"lar serve (pid {os.getpid()})")
-        idle = IdleMode(self.config.scheduler.idle, store, agent=self.agent, runner=self.runner)
-        jobs = JobRunner(
+        jobs = JobRunner.for_config(
+            self.config,
             store,
             agent=self.agent,
             runner=self.runner,
-            notifiers=notifiers_from(self.config.scheduler.notify),
             workspace=str(self.workspace) if self.workspace else None,
-            idle=idle,
         )
         log = logging.getLogger("lar.server")
 
