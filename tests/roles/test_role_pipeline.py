@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from lar.roles import Capability, Probe, RoleRunner, ToolImpl, load_role
+from lar.roles import Capability, Probe, RoleRunner, ToolImpl, load_role, validate
 from lar.scheduler import JobStore
 
 ROLE = """\
@@ -199,3 +199,41 @@ def test_a_capability_whose_probe_fails_is_unavailable_and_routed_to_its_degrade
     assert status["matcher"].state == "UNAVAILABLE"
     assert status["matcher"].degraded == {"precise_match": "simple_match"}
     assert status["basic"].state == "AVAILABLE"
+
+
+def test_an_external_check_that_disagrees_fails_the_step(lar_home: Path) -> None:
+    matcher = Matcher()
+    matcher.fail = False
+    file = lar_home / "checked.yaml"
+    text = ROLE.replace("FALLBACK", FALLBACKS["stop"]).replace(
+        "        timeout_ms: 200\n",
+        "        timeout_ms: 200\n        check:\n          tool: simple_match\n"
+        "          input: {text: $request.text}\n          rule: check.hits == matching.hits\n",
+    )
+    file.write_text(text)
+    runner, _ = make(lar_home, matcher)
+    runner = RoleRunner(
+        load_role(file),
+        home=lar_home,
+        db_path=lar_home / "lar.db",
+        capabilities={k: runner.capabilities[k] for k in ("matcher", "basic")},
+    )
+    agreed = runner.run("x x")
+    assert agreed.outcome == "completed"
+    assert "external check simple_match: check.hits == matching.hits" in agreed.steps[0].verified
+    runner.capabilities["matcher"].tools["precise_match"].fn = lambda args: {
+        "status": "success",
+        "hits": 99,
+    }
+    disagreed = runner.run("x x")
+    assert disagreed.outcome == "stopped"
+    assert "external check simple_match failed: check.hits == matching.hits" in (
+        disagreed.steps[0].error
+    )
+    # validation: a check rule that reads a field the check tool does not return
+    file.write_text(text.replace("check.hits ==", "check.count =="))
+    problems = [p.message for p in validate(load_role(file))]
+    assert any(
+        "check rule reads 'check.count', but tool 'simple_match' returns no field" in m
+        for m in problems
+    ), problems

@@ -162,7 +162,7 @@ def test_the_cli_prints_each_problem_and_exits_1(broken: Path, lar_home: Path) -
     assert any("contract mismatch" in line for line in lines)
     ok = lar("role", "validate", str(CONTRACT_ROLE), str(LOG_ROLE), home=lar_home)
     assert ok.returncode == 0, ok.stderr
-    assert "contract-prescreen 1.0.0, 8 states, 7 tools from 2 capabilities, 3 intents" in ok.stdout
+    assert "contract-prescreen 1.0.0, 8 states, 8 tools from 2 capabilities, 3 intents" in ok.stdout
 
 
 def test_shape_errors_name_the_key_and_line(tmp_path: Path) -> None:

@@ -22,9 +22,9 @@ from lar.roles.capability import Capability, CapabilityError, open_package, run_
 from lar.roles.contracts import ToolImpl
 from lar.roles.expr import MISSING, evaluate, lookup
 from lar.roles.intent import IntentMatch, IntentParser, load_synonyms
-from lar.roles.pipeline import StepOutcome, run_step
+from lar.roles.pipeline import External, StepFailure, StepOutcome, call_tool, run_step
 from lar.roles.report import Phrased, report_for, run_sync
-from lar.roles.spec import Problem, Role, RoleFileError
+from lar.roles.spec import Problem, Role, RoleFileError, Step
 from lar.roles.store import Breakers, RoleStore
 from lar.roles.validate import input_refs, schemas, validate
 from lar.traces import EvidenceStore
@@ -382,6 +382,7 @@ class RoleRunner:
                 breakers=self.breakers,
                 fallback_impl=fallback_impl,
                 unavailable=unavailable,
+                external=self._external(step, facts),
             )
             steps.append(out)
             self.evidence.append(
@@ -407,6 +408,26 @@ class RoleRunner:
                 return True
             facts[step.name] = out.output
         return False
+
+    def _external(self, step: Step, facts: Mapping[str, Any]) -> External | None:
+        """The step's external check as a function of its output (see ``Check``)."""
+        check = step.check
+        if check is None:
+            return None
+        impl = self.impls[check.tool]
+
+        def run(out: dict[str, Any]) -> str:
+            scope = {**facts, step.name: out}
+            try:
+                inputs = self._resolve(check.input, scope)
+            except LookupError as exc:
+                raise StepFailure(f"external check {check.tool}: input {exc} is missing") from None
+            got = call_tool(impl, inputs, step.timeout_ms)
+            if not evaluate(check.rule, {**scope, "check": got}):
+                raise StepFailure(f"external check {check.tool} failed: {check.rule}")
+            return f"external check {check.tool}: {check.rule}"
+
+        return run
 
     def _finish(
         self,

@@ -1,20 +1,21 @@
 """Running one pipeline step (D6): timeout, retries, circuit breaker, fallback, verification.
 
 A step's tool is called with its resolved input on a worker thread and given ``timeout_ms``; its
-output must be a mapping that passes the tool's and the role's output schema and the step's
-``verify`` rules. A failed attempt is retried up to ``max_retries`` times; every failure counts
-towards the step's circuit breaker, which opens at ``failure_threshold`` and lets one trial
-through after ``reset_timeout_ms``. When the step cannot succeed (failed attempts, or an open
-breaker), its ``fallback`` decides: ``tool`` runs another tool on the same input and marks the
-result degraded; ``stop`` (or no fallback) ends the run with what failed — nothing is invented
-in its place.
+output must be a mapping that passes the tool's and the role's output schema, the step's
+``verify`` rules and its external ``check`` (another tool looks at the same thing
+independently, and a rule compares the two). A failed attempt is retried up to
+``max_retries`` times; every failure counts towards the step's circuit breaker, which opens at
+``failure_threshold`` and lets one trial through after ``reset_timeout_ms``. When the step
+cannot succeed (failed attempts, or an open breaker), its ``fallback`` decides: ``tool`` runs
+another tool on the same input and marks the result degraded; ``stop`` (or no fallback) ends the
+run with what failed — nothing is invented in its place.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -113,17 +114,25 @@ def _check(
     return verified
 
 
+External = Callable[[dict[str, Any]], str]
+"""A step's external check: given its output, the verification it passed, or StepFailure."""
+
+
 def _attempt(
     step: Step,
     impl: ToolImpl,
     inputs: dict[str, Any],
     role_schema: Mapping[str, Any],
     facts: Mapping[str, Any],
+    external: External | None,
 ) -> tuple[dict[str, Any], list[str], float]:
     started = time.perf_counter()
     out = call_tool(impl, inputs, step.timeout_ms)
+    verified = _check(step, impl, out, role_schema, facts)
+    if external is not None:
+        verified.append(external(out))
     elapsed = (time.perf_counter() - started) * 1000
-    return out, _check(step, impl, out, role_schema, facts), elapsed
+    return out, verified, elapsed
 
 
 def run_step(
@@ -136,6 +145,7 @@ def run_step(
     breakers: Breakers,
     fallback_impl: ToolImpl | None = None,
     unavailable: str = "",
+    external: External | None = None,
 ) -> StepOutcome:
     """Run ``step`` (see the module doc). ``unavailable``: why the tool's capability cannot be
     used now; ``fallback_impl`` then runs (degraded) without trying the tool."""
@@ -157,7 +167,7 @@ def run_step(
                 started = time.perf_counter()
                 try:
                     out, verified, elapsed = _attempt(
-                        step, impl, inputs, role_schemas.get(impl.name, {}), facts
+                        step, impl, inputs, role_schemas.get(impl.name, {}), facts, external
                     )
                 except StepFailure as exc:
                     elapsed_total += (time.perf_counter() - started) * 1000
@@ -181,7 +191,12 @@ def run_step(
         started = time.perf_counter()
         try:
             out, verified, elapsed = _attempt(
-                step, fallback_impl, inputs, role_schemas.get(fallback_impl.name, {}), facts
+                step,
+                fallback_impl,
+                inputs,
+                role_schemas.get(fallback_impl.name, {}),
+                facts,
+                external,
             )
         except StepFailure as exc:
             return StepOutcome(

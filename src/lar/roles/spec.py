@@ -23,6 +23,7 @@ from lar.errors import LarError
 __all__ = [
     "Breaker",
     "CapabilityRef",
+    "Check",
     "Contract",
     "Fallback",
     "Intent",
@@ -79,6 +80,15 @@ class Fallback(_Model):
     notify: list[str] = []
 
 
+class Check(_Model):
+    """An external check of a step's output: ``tool`` (given ``input``, which may read the
+    step's own output) must return what ``rule`` expects, read as ``check.FIELD``."""
+
+    tool: str
+    input: dict[str, Any] = {}
+    rule: str
+
+
 class Step(_Model):
     name: str
     tool: str
@@ -90,6 +100,7 @@ class Step(_Model):
     seed: int | None = None
     verify: list[str] = []
     """Rules the output must pass (guard expressions over this step's output)."""
+    check: Check | None = None
 
     @field_validator("name")
     @classmethod

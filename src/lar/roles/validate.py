@@ -265,7 +265,49 @@ class _Checker:
                     )
         for rule in step.verify:
             self.expression(rule, (*where, "verify"), f"step {step.name!r}'s rule")
+        if step.check is not None:
+            self.external(step, where)
         self.fallbacks(step, where, read.get(step.name, set()))
+
+    def external(self, step: Step, where: Where) -> None:
+        check = step.check
+        assert check is not None
+        where = (*where, "check")
+        if check.tool not in self.spec.tools:
+            self.add(
+                f"step {step.name!r}'s check uses tool {check.tool!r}, which has no "
+                "contract under tools:" + _closest(check.tool, list(self.spec.tools)),
+                *where,
+                "tool",
+            )
+            return
+        if self.spec.tools[check.tool].determinism != "deterministic":
+            self.add(
+                f"step {step.name!r}'s check tool {check.tool!r} must be deterministic",
+                *where,
+                "tool",
+            )
+        for ref in input_refs(check.input):
+            self.ref(ref, (*where, "input"), f"step {step.name!r}'s check input")
+        try:
+            refs = references(check.rule)
+        except ExprError as exc:
+            self.add(f"check rule: {exc}", *where, "rule")
+            return
+        output = self.contracts.get(check.tool, ({}, {}))[1]
+        for ref in refs:
+            head, _, rest = ref.partition(".")
+            if head != "check":
+                self.ref(ref, (*where, "rule"), f"step {step.name!r}'s check rule")
+            elif rest and field_schema(output, rest.split(".")) is None:
+                fields = ", ".join(_fields(output)) or "nothing"
+                self.add(
+                    f"step {step.name!r}'s check rule reads {ref!r}, but tool "
+                    f"{check.tool!r} returns no field {rest!r} (its contract returns: "
+                    f"{fields})",
+                    *where,
+                    "rule",
+                )
 
     def fallbacks(self, step: Step, where: Where, read: set[str]) -> None:
         spec = self.spec

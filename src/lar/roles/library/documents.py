@@ -1,4 +1,5 @@
-"""The ``documents`` capability: read a plain-text file as structured output."""
+"""The ``documents`` capability: read a plain-text file as structured output, and check a file's
+digest independently (``file_digest``, an external check for ``read_text``)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,21 @@ def read_text(args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def file_digest(args: dict[str, Any]) -> dict[str, Any]:
+    """The file's SHA-256 and size, read again in chunks: an external check of ``read_text``."""
+    path = Path(str(args["path"])).expanduser()
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 16):
+                digest.update(chunk)
+                size += len(chunk)
+    except OSError as exc:
+        return {"status": "error", "sha256": "", "size": 0, "error": f"{path}: {exc.strerror}"}
+    return {"status": "success", "sha256": digest.hexdigest(), "size": size, "error": ""}
+
+
 _OUT = {
     "type": "object",
     "properties": {
@@ -62,7 +78,24 @@ DOCUMENTS = Capability(
             _OUT,
             capability="documents",
             version="1.0.0",
-        )
+        ),
+        "file_digest": ToolImpl(
+            "file_digest",
+            file_digest,
+            {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+            {
+                "type": "object",
+                "properties": {
+                    "status": {"type": "string"},
+                    "sha256": {"type": "string"},
+                    "size": {"type": "integer"},
+                    "error": {"type": "string"},
+                },
+                "required": ["status", "sha256", "size", "error"],
+            },
+            capability="documents",
+            version="1.0.0",
+        ),
     },
     probe=Probe("read_text", {"path": "/nonexistent/lar-probe"}, {"status": "error"}),
 )
