@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import ROOT, write_section  # noqa: E402
 
-from lar.roles import IntentParser, load_role, load_synonyms  # noqa: E402
+from lar.roles import IntentParser, load_role  # noqa: E402
 
 ROLES = {
     "contract-prescreen": ROOT / "examples/roles/contract-prescreen/agent.yaml",
@@ -32,13 +32,9 @@ ROLES = {
 
 
 def parser_for(name: str) -> IntentParser:
-    role = load_role(ROLES[name])
-    spec = role.spec
-    return IntentParser(
-        {n: (i.state, i.keywords, i.examples) for n, i in spec.intents.items()},
-        load_synonyms(spec.synonyms, role.folder),
-        spec.intent_threshold,
-    )
+    parser = IntentParser.for_role(load_role(ROLES[name]))
+    assert parser is not None, f"{name} has no intents"
+    return parser
 
 
 def evaluate(path: Path, show: bool) -> Counter[str]:

@@ -82,7 +82,11 @@ def _notifier(home: Path) -> Any:
         from lar.scheduler import JobStore, notifiers_from
 
         if channel == "inbox":
-            JobStore(home / "lar.db").deliver(None, title, body)
+            store = JobStore(home / "lar.db")
+            try:
+                store.deliver(None, title, body)
+            finally:
+                store.close()
             return
         try:
             settings = [n for n in load_config().scheduler.notify if n.kind == channel]

@@ -7,7 +7,7 @@ from lar.roles.contracts import ContractError, ToolImpl, check_registration
 from lar.roles.diff import diff_roles
 from lar.roles.home import installed_roles, role_health, runner_for
 from lar.roles.intent import IntentMatch, IntentParser, load_synonyms, normalize
-from lar.roles.machine import CapabilityHealth, RoleRun, RoleRunner
+from lar.roles.machine import CapabilityHealth, RoleInputError, RoleRun, RoleRunner
 from lar.roles.report import check_report
 from lar.roles.spec import Problem, Role, RoleFileError, load_role
 from lar.roles.store import RoleStore
@@ -24,6 +24,7 @@ __all__ = [
     "Problem",
     "Role",
     "RoleFileError",
+    "RoleInputError",
     "RoleRun",
     "RoleRunner",
     "RoleStore",

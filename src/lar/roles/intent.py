@@ -22,6 +22,7 @@ import yaml
 from rapidfuzz import fuzz
 
 from lar.errors import LarError
+from lar.roles.spec import Role
 
 __all__ = ["IntentParser", "IntentMatch", "load_synonyms", "normalize"]
 
@@ -119,6 +120,18 @@ class IntentParser:
             )
             for name, (state, keywords, examples) in intents.items()
         ]
+
+    @classmethod
+    def for_role(cls, role: Role) -> IntentParser | None:
+        """The parser of a role's intents and synonym table (None: the role has no intents)."""
+        spec = role.spec
+        if not spec.intents:
+            return None
+        return cls(
+            {n: (i.state, i.keywords, i.examples) for n, i in spec.intents.items()},
+            load_synonyms(spec.synonyms, role.folder),
+            spec.intent_threshold,
+        )
 
     def canon(self, text: str) -> str:
         """Normalised, with synonyms (phrases first) replaced by their terms."""

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from lar.engines import Engine
+from lar.errors import LarError
 from lar.roles.capability import Capability, CapabilityError, open_package, run_probe
 from lar.roles.contracts import ToolImpl
 from lar.roles.expr import MISSING, evaluate, lookup
-from lar.roles.intent import IntentMatch, IntentParser, load_synonyms
+from lar.roles.intent import IntentMatch, IntentParser
 from lar.roles.pipeline import External, StepFailure, StepOutcome, call_tool, run_step
 from lar.roles.report import Phrased, report_for, run_sync
 from lar.roles.spec import Problem, Role, RoleFileError, Step
@@ -30,7 +31,7 @@ from lar.roles.validate import input_refs, schemas, validate
 from lar.traces import EvidenceStore
 from lar.traces.evidence import digest
 
-__all__ = ["RoleRunner", "RoleRun", "CapabilityHealth", "MAX_TRANSITIONS"]
+__all__ = ["RoleRunner", "RoleRun", "RoleInputError", "CapabilityHealth", "MAX_TRANSITIONS"]
 
 MAX_TRANSITIONS = 64
 
@@ -41,7 +42,7 @@ class CapabilityHealth:
     version: str
     source: str
     state: str
-    """AVAILABLE, UNAVAILABLE, or NOT PROBED (not used yet in this process)."""
+    """AVAILABLE or UNAVAILABLE (its probe failed: ``reason``)."""
     reason: str = ""
     degraded: dict[str, str] = field(default_factory=dict)
 
@@ -63,6 +64,10 @@ class RoleRun:
     report: str = ""
     report_source: str = ""
     notes: list[str] = field(default_factory=list)
+
+
+class RoleInputError(LarError):
+    """A run asked for something the role does not take (an input, an intent)."""
 
 
 Notify = Callable[[str, str, str], None]
@@ -143,16 +148,7 @@ class RoleRunner:
         self.store = RoleStore(db_path)
         self.evidence = EvidenceStore(db_path)
         self.breakers = Breakers(self.store, role.name)
-        spec = role.spec
-        self.parser = (
-            IntentParser(
-                {n: (i.state, i.keywords, i.examples) for n, i in spec.intents.items()},
-                load_synonyms(spec.synonyms, role.folder),
-                spec.intent_threshold,
-            )
-            if spec.intents
-            else None
-        )
+        self.parser = IntentParser.for_role(role)
 
     # -- health ----------------------------------------------------------------------------
 
@@ -162,20 +158,20 @@ class RoleRunner:
             self.health[name] = run_probe(self.capabilities[name])
         return self.health[name]
 
-    def status(self, *, probe: bool = True) -> list[CapabilityHealth]:
+    def status(self) -> list[CapabilityHealth]:
+        """Each capability of the role, probed (loaded first when it is a package)."""
         out = []
         for ref in self.role.spec.capabilities:
             cap = self.capabilities[ref.name]
-            if probe:
-                self.probe(ref.name)
-            if ref.name in self.health:
-                reason = self.health[ref.name]
-                state = "UNAVAILABLE" if reason else "AVAILABLE"
-            else:
-                state, reason = "NOT PROBED", None
+            reason = self.probe(ref.name)
             out.append(
                 CapabilityHealth(
-                    ref.name, cap.version, cap.source, state, reason or "", dict(ref.degraded)
+                    ref.name,
+                    cap.version,
+                    cap.source,
+                    "UNAVAILABLE" if reason else "AVAILABLE",
+                    reason or "",
+                    dict(ref.degraded),
                 )
             )
         return out
@@ -214,14 +210,9 @@ class RoleRunner:
         spec = self.role.spec
         unknown = sorted(set(inputs or {}) - set(spec.inputs))
         if unknown:
-            raise RoleFileError(
-                [
-                    self.role.problem(
-                        f"unknown input(s) {', '.join(unknown)}; this role takes: "
-                        f"{', '.join(spec.inputs) or 'none'}",
-                        "inputs",
-                    )
-                ]
+            raise RoleInputError(
+                f"unknown input(s) {', '.join(unknown)}; this role takes: "
+                f"{', '.join(spec.inputs) or 'none'}"
             )
         self._expire()
         match = self._entry(text, intent)
@@ -312,13 +303,7 @@ class RoleRunner:
         spec = self.role.spec
         if intent is not None:
             if intent not in spec.intents:
-                raise RoleFileError(
-                    [
-                        self.role.problem(
-                            f"no intent {intent!r}; intents: {', '.join(spec.intents)}", "intents"
-                        )
-                    ]
-                )
+                raise RoleInputError(f"no intent {intent!r}; intents: {', '.join(spec.intents)}")
             return IntentMatch(intent, spec.intents[intent].state, 1.0, [(intent, 1.0)])
         return self.parser.parse(text) if self.parser is not None else None
 

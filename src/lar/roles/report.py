@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -96,33 +96,31 @@ def plain(header: str, fields: Mapping[str, Any], notes: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _numbers(value: Any, out: set[str]) -> None:
-    if isinstance(value, bool):
-        return
-    if isinstance(value, int | float):
-        out.add(_value_text(value))
-    elif isinstance(value, str):
-        out.update(
-            _value_text(float(n)) if "." in n else str(int(n)) for n in _NUMBER.findall(value)
-        )
-    elif isinstance(value, Mapping):
+def _leaves(value: Any) -> Iterator[Any]:
+    """Every scalar inside ``value``, and each list's length (a count the report may state)."""
+    if isinstance(value, Mapping):
         for v in value.values():
-            _numbers(v, out)
+            yield from _leaves(v)
     elif isinstance(value, list):
-        out.add(str(len(value)))
+        yield len(value)
         for v in value:
-            _numbers(v, out)
+            yield from _leaves(v)
+    else:
+        yield value
 
 
-def _words(value: Any, out: set[str]) -> None:
-    if isinstance(value, str):
-        out.update(w.casefold() for w in re.findall(r"\w+", value))
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            _words(v, out)
-    elif isinstance(value, list):
-        for v in value:
-            _words(v, out)
+def _number_texts(leaves: list[Any]) -> set[str]:
+    out: set[str] = set()
+    for leaf in leaves:
+        if isinstance(leaf, bool):
+            continue
+        if isinstance(leaf, int | float):
+            out.add(_value_text(leaf))
+        elif isinstance(leaf, str):
+            out.update(
+                _value_text(float(n)) if "." in n else str(int(n)) for n in _NUMBER.findall(leaf)
+            )
+    return out
 
 
 def enum_values(schemas: Mapping[str, Mapping[str, Any]], ref: str) -> list[str]:
@@ -132,14 +130,6 @@ def enum_values(schemas: Mapping[str, Mapping[str, Any]], ref: str) -> list[str]
     node = field_schema(schema, rest.split(".")) if schema and rest else None
     values = node.get("enum") if node else None
     return [str(v) for v in values] if isinstance(values, list) else []
-
-
-def _flat(value: Any) -> str:
-    if isinstance(value, Mapping):
-        return " ".join(_flat(v) for v in value.values())
-    if isinstance(value, list):
-        return " ".join(_flat(v) for v in value)
-    return str(value)
 
 
 def check_report(
@@ -158,8 +148,9 @@ def check_report(
     body = _LIST_MARKER.sub(r"\1", text)
     low = body.casefold()
     words_in_text = re.findall(r"\w+", low)
-    result_words: set[str] = set()
-    _words(dict(fields), result_words)
+    leaves = list(_leaves(dict(fields)))
+    source = " ".join(" ".join(str(leaf) for leaf in leaves).casefold().split())
+    result_words = set(re.findall(r"\w+", source))
     for ref in must_state:
         value = fields.get(ref, MISSING)
         if value is MISSING or (isinstance(value, int | float) and value == 0):
@@ -179,13 +170,11 @@ def check_report(
             v = v.casefold()
             if v in words_in_text and v not in result_words:
                 problems.append(f"says {v!r}, which the result does not hold ({ref})")
-    allowed: set[str] = set()
-    _numbers(dict(fields), allowed)
+    allowed = _number_texts(leaves)
     for n in _NUMBER.findall(body):
         normal = str(int(float(n))) if float(n).is_integer() else n
         if normal not in allowed:
             problems.append(f"states the number {n}, which is not in the result")
-    source = " ".join(_flat(dict(fields)).casefold().split())
     for quoted in _QUOTE.findall(text):
         if " ".join(quoted.casefold().split()) not in source:
             problems.append(f"quotes {quoted!r}, which the result does not contain")
