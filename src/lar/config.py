@@ -132,6 +132,15 @@ class AgentSettings(_Strict):
     policies: list[str] | None = None
     """Policies for every model, replacing each model's profile; or edits of the profile when
     every entry starts with ``-`` or ``+`` (``["-more_calls"]``). Names: ``lar eval --help``."""
+    tool_listing_every: int = Field(10, ge=1, le=1000)
+    """Text tracks (X6): the full tool listing on a run's first turn and every this many turns,
+    a one-line reminder of the tools' signatures in between. 1: the full listing every turn."""
+    max_messages: int = Field(100, ge=4, le=100_000)
+    """A3: a history with more messages is compressed (the older half left out, summarised)."""
+    token_budget: int | None = Field(None, ge=1)
+    """Tokens (prompt + completion, every model call) one run may use; null: no limit (A2)."""
+    time_budget_s: float | None = Field(None, gt=0)
+    """Seconds one run may take; null: no limit (A2)."""
 
 
 class SandboxSettings(_Strict):

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Literal, TypeVar, Union
 __all__ = [
     "Role",
     "Code",
+    "StopReason",
     "ToolSpec",
     "ToolCall",
     "call_text",
@@ -66,6 +67,7 @@ class Code(StrEnum):
     LOOP_BLOCKED = "loop_blocked"
     FAILOVER = "failover"
     MAX_TURNS = "max_turns"
+    BUDGET = "budget"
     REPEATED_CALL = "repeated_call"
     CONSOLIDATED = "consolidated"
     UNCONSTRAINED = "unconstrained"
@@ -335,11 +337,15 @@ class ContextCompressed:
     detail: str = ""
 
 
+StopReason = Literal["answer", "max_turns", "loop", "error", "token_budget", "time_budget"]
+"""Why a run ended: its answer, out of turns, a loop, a failure, or one of its budgets spent."""
+
+
 @dataclass(slots=True)
 class Final:
     type: ClassVar[str] = "final"
     text: str
-    stop_reason: Literal["answer", "max_turns", "loop", "error"]
+    stop_reason: StopReason
     usage: Usage
     latency_ms: float
     turns: int

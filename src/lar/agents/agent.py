@@ -70,6 +70,8 @@ class _Description:
     params: Mapping[str, Any] = field(default_factory=dict)
     n_ctx: int | None = None
     policies: tuple[str, ...] | None = None
+    token_budget: int | None = None
+    time_budget_s: float | None = None
 
 
 class Agent:
@@ -78,7 +80,9 @@ class Agent:
     Description: ``tools``, ``model`` (a configured model's name; None lets the router choose),
     ``track``, ``max_turns``, ``system_prompt``, ``allowlist``, ``temperature``, ``max_tokens``,
     ``n_ctx``, ``policies`` (names replacing the model profile's, or ``"-name"`` / ``"+name"``
-    edits of it; lar.agents.policies). How ``run`` runs it on its own: every other argument (see
+    edits of it; lar.agents.policies), ``token_budget`` and ``time_budget_s`` (what one run may
+    use, A2; a run that spends one stops with ``stop_reason`` ``token_budget`` /
+    ``time_budget``). How ``run`` runs it on its own: every other argument (see
     ``Runner`` and ``Runner.session``); with ``base_url``, ``model`` is the model that endpoint
     serves.
     """
@@ -102,6 +106,8 @@ class Agent:
         max_tokens: int | None = None,
         n_ctx: int | None = None,
         policies: Iterable[str] | None = None,
+        token_budget: int | None = None,
+        time_budget_s: float | None = None,
         base_url: str | None = None,
         api_key: str | None = None,
         engine: Engine | None = None,
@@ -133,6 +139,8 @@ class Agent:
             params=params,
             n_ctx=n_ctx,
             policies=tuple(policies) if policies is not None else None,
+            token_budget=token_budget,
+            time_budget_s=time_budget_s,
         )
         how = _HowToRun(
             engine, base_url, api_key, config, workspace, approver, ask_user,
@@ -184,6 +192,14 @@ class Agent:
     @property
     def policies(self) -> tuple[str, ...] | None:
         return self._d.policies
+
+    @property
+    def token_budget(self) -> int | None:
+        return self._d.token_budget
+
+    @property
+    def time_budget_s(self) -> float | None:
+        return self._d.time_budget_s
 
     def replace(self, **changes: Any) -> Agent:
         """A copy with some of the description changed (``tools``, ``model``, ``track`` …)."""

@@ -32,7 +32,7 @@ def change_nothing(calls: Sequence[ToolCall], tools: Sequence[Tool]) -> bool:
 
 def blocked(call: ToolCall, reason: str) -> ToolResult:
     err = ToolError(error="loop detected", detail=reason, code=Code.LOOP_BLOCKED)
-    return ToolResult(call.id, call.name, reason, ok=False, error=err)
+    return ToolResult(call.id, call.name, reason, ok=False, error=err, ran=False)
 
 
 def _rerun_confirmed(call: ToolCall, ctx: ToolContext) -> bool:
@@ -59,10 +59,16 @@ def _unknown_outcome(call: ToolCall) -> ToolResult:
     )
 
 
-def skipped(call: ToolCall) -> ToolResult:
-    detail = "not run: an earlier call in this turn failed"
+def skipped(
+    call: ToolCall, detail: str = "not run: an earlier call in this turn failed"
+) -> ToolResult:
     return ToolResult(
-        call.id, call.name, detail, ok=False, error=ToolError("skipped", detail, Code.SKIPPED)
+        call.id,
+        call.name,
+        detail,
+        ok=False,
+        error=ToolError("skipped", detail, Code.SKIPPED),
+        ran=False,
     )
 
 

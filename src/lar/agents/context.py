@@ -40,6 +40,8 @@ __all__ = [
     "rounds",
     "render_memory",
     "PER_MESSAGE",
+    "Compressed",
+    "compress_messages",
 ]
 
 SHARES: dict[str, float] = {"system": 0.15, "history": 0.40, "memory": 0.23, "tools": 0.22}
@@ -307,3 +309,55 @@ async def fit(
     if sum(need.values()) > available and dropped_n == 0 and len(all_rounds) > KEEP_ROUNDS:
         await cut_history()
     return Fitted(kept_history, mem, shown, summary, events, need, limits, dropped_n)
+
+
+@dataclass(slots=True)
+class Compressed:
+    """A history cut for its number of messages (A3)."""
+
+    history: list[Message]
+    """The request that led to the cut part (when cut off), then the messages kept."""
+    summary: str
+    """≤ 100 characters on what was left out."""
+    cut: int
+    """Messages left out from the start of the history."""
+    left_out: int
+
+
+def compress_messages(history: Sequence[Message], limit: int, cut: int = 0) -> Compressed | None:
+    """The history with its older messages left out once it has more than ``limit`` (A3);
+    None while it has no more.
+
+    About half are kept, from a user or assistant message on (a tool result never loses its
+    call); when that cuts into a request's round, the request itself is kept in front. The
+    previous ``cut`` is kept while the messages after it still number at most ``limit``, so
+    the prompt's beginning stays the same and the engine reuses its cache.
+    """
+    if len(history) <= limit:
+        return None
+    if not 0 < cut < len(history) or len(history) - cut > limit:
+        cut = _boundary(history, len(history) - max(2, limit // 2))
+    if cut <= 0:
+        return None
+    dropped, kept = list(history[:cut]), list(history[cut:])
+    pinned = []
+    if kept[0].role != "user":
+        request = next((m for m in reversed(dropped) if m.role == "user"), None)
+        if request is not None:
+            pinned = [request]
+    calls = [c.name for m in dropped for c in (m.tool_calls or ())]
+    names = ", ".join(dict.fromkeys(calls))
+    left_out = len(dropped) - len(pinned)
+    line = f"{left_out} earlier messages left out"
+    if calls:
+        line += f"; {len(calls)} tool calls ({names})"
+    return Compressed(pinned + kept, _short(line, SUMMARY_CHARS), cut, left_out)
+
+
+def _boundary(history: Sequence[Message], at: int) -> int:
+    """The first index from ``at`` on where a kept part may start: a user or assistant
+    message, never a tool result; 0 when there is none."""
+    for i in range(max(1, at), len(history)):
+        if history[i].role in ("user", "assistant"):
+            return i
+    return 0

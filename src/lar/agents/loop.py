@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from lar.agents.answers import for_user, how_to_allow, notices, stopped_answer
+from lar.agents.budget import BudgetSpent, Spent, budget_answer
 from lar.agents.calls import (
     blocked,
     change_nothing,
@@ -23,9 +24,10 @@ from lar.agents.calls import (
     skipped,
     unique_ids,
 )
-from lar.agents.context import PER_MESSAGE, TokenCounter, render_memory
+from lar.agents.context import TokenCounter, render_memory
 from lar.agents.guard import LoopGuard, call_hash
 from lar.agents.policy import Finish, Hook, Retry, RunState, Turn, Verdict, WithholdTools, apply
+from lar.agents.prompting import Prompter
 from lar.agents.replies import (
     call_engine,
     engine_error,
@@ -42,13 +44,19 @@ from lar.agents.request import (
     fit_request,
     render_history,
     system_message,
-    with_nudge,
 )
 from lar.agents.state import Status, TaskRecorder
 from lar.calling.constrained import parse_constrained, response_format
 from lar.calling.corrections import prepare
 from lar.calling.native import extract_calls
-from lar.calling.prompt import REPLY_TOOL, call_text, has_reply, take_reply, tool_listing
+from lar.calling.prompt import (
+    REPLY_TOOL,
+    call_text,
+    has_reply,
+    take_reply,
+    tool_listing,
+    tool_reminder,
+)
 from lar.calling.protocol import KnownTools, ParseResult
 from lar.engines.base import Engine
 from lar.errors import EngineError
@@ -108,8 +116,14 @@ async def run_loop(
         run.turn = n
         run.answer_mode = run.answer_mode or (run.last_turn and bool(me.tools))
         turn = me.new_turn()
-        async for event in me.call_model(turn):
-            yield event
+        me.spent = me.spent or settings.budget.check(run.usage, me.started)
+        if me.spent is None:
+            async for event in me.call_model(turn):
+                yield event
+        if me.spent is not None:
+            async for event in me.stop_spent(me.spent):
+                yield event
+            return
         if me.failed is not None:
             yield me.failed
             yield me.final("", "error")
@@ -117,6 +131,10 @@ async def run_loop(
         async for event in me.decide(turn):
             yield event
         if me.ended:
+            return
+        if me.spent is not None:
+            async for event in me.stop_spent(me.spent):
+                yield event
             return
     raise AssertionError("unreachable: the last turn always returns")  # pragma: no cover
 
@@ -163,9 +181,10 @@ class _Loop:
         self.policies = settings.policies
         self.guard = LoopGuard()
         self.counter = settings.counter or TokenCounter(engine)
-        self.reported: list[tuple[str, str]] = []
+        self.prompter = Prompter(settings, self.counter, ctx, history, self.tools, carried)
         self.events: list[Event] = []  # said by policies and their model calls
         self.failed: ErrorEvent | None = None
+        self.spent: Spent | None = None
         self.ended = False
         self.unconstrained = False  # the endpoint refused JSON Schema decoding once
         self.cut_off = False  # this turn's calls were cut off at max_tokens
@@ -270,60 +289,10 @@ class _Loop:
         if self.recorder is not None:
             self.recorder.checkpoint(self.history, self.ctx.state)
 
-    async def _request(self) -> AsyncIterator[Event | list[Any]]:
-        """The events of fitting, then (last) the request and the listed tools.
-
-        The parts are counted as fitting sees them; the request as sent also has the tool
-        results' tags, the tail after them and a one-turn nudge. When it comes out larger
-        than the window allows, it is fitted again with that difference kept free (bounded)."""
-        settings, run = self.settings, self.run
-        added = 0
-        for _ in range(3):
-            view, listed, memory, summary = self.history, self.tools, self.carried.memory, ""
-            parts: dict[str, int] = {}
-            fitted = None
-            if settings.n_ctx:
-                fitted = await fit_request(
-                    settings, self.counter, self.ctx, self.history, self.tools, run.answer_mode,
-                    run.completed, self.carried, added=added,
-                )  # fmt: skip
-                view, listed, memory = fitted.history, fitted.tools, fitted.memory
-                summary = fitted.summary
-                parts = dict(fitted.tokens)
-            system = system_message(
-                settings, listed, self.ctx, answer_mode=run.answer_mode, memory=memory,
-                summary=summary, history=view,
-            )  # fmt: skip
-            request = [system, *render_history(view, settings.track, answer_mode=run.answer_mode)]
-            if run.nudge:
-                request = with_nudge(request, run.nudge)
-            if not settings.n_ctx:
-                break
-            size = await self._size(request)
-            if size + settings.reserve <= settings.n_ctx:
-                break
-            assert fitted is not None
-            added = max(added + 1, size - sum(fitted.tokens.values()))
-        run.nudge = ""
-        if fitted is not None:
-            self.carried.cut = fitted.cut
-            now = [(e.part, e.detail) for e in fitted.events]
-            if now != self.reported:  # report a change, not the same cut every turn
-                for event in fitted.events:
-                    yield event
-                self.reported = now
-        yield [request, listed, parts]
-
-    async def _size(self, messages: list[Message]) -> int:
-        """Tokens of ``messages`` as the model gets them: each with its template tokens, and
-        the reply's header."""
-        counts = await self.counter.count([m.content for m in messages])
-        return sum(counts) + PER_MESSAGE * (len(messages) + 1)
-
     async def call_model(self, turn: Turn) -> AsyncIterator[Event]:
         """This turn's model call: its events, and ``turn`` filled with the reply's calls."""
         settings, run = self.settings, self.run
-        async for item in self._request():
+        async for item in self.prompter.request(run):
             if isinstance(item, list):
                 request, listed, parts = item
             else:
@@ -336,17 +305,29 @@ class _Loop:
         extra = {"response_format": response_format(listed)} if constrain else {}
         deltas: list[str] = []
         response: ModelResponse | None = None
+        budget = settings.budget
+        limits = {
+            "max_tokens": budget.max_tokens(run.usage, settings.params.get("max_tokens")),
+            "deadline_s": budget.left_s(self.started),
+        }
         metering = settings.meter.start() if settings.meter is not None else None
         for attempt in (extra, {}) if extra else (extra,):
             try:
                 async for chunk in call_engine(
-                    self.engine, request, native, settings, deltas, attempt
+                    self.engine, request, native, settings, deltas, attempt, limits
                 ):
                     if isinstance(chunk, TextDelta):
                         yield chunk
                     else:
                         response = chunk
                 break
+            except BudgetSpent:
+                if settings.meter is not None:
+                    settings.meter.stop(metering)
+                self.spent = budget.check(run.usage, self.started) or Spent(
+                    "time_budget", budget.seconds or 0.0, time.perf_counter() - self.started
+                )
+                return
             except EngineError as exc:
                 if attempt and exc.status == 400 and not deltas and not _too_long(exc):
                     # The endpoint cannot take the schema: the text parser reads the reply.
@@ -403,7 +384,10 @@ class _Loop:
         """A policy's question to the model: metered and counted like a turn's call; None when
         it would not fit the context window or the engine failed."""
         settings, run = self.settings, self.run
-        if settings.n_ctx and await self._size(messages) + settings.reserve > settings.n_ctx:
+        if (
+            settings.n_ctx
+            and await self.prompter.size(messages) + settings.reserve > settings.n_ctx
+        ):
             return None
         metering = settings.meter.start() if settings.meter is not None else None
         self.sent.extend(m.content for m in messages)
@@ -441,7 +425,7 @@ class _Loop:
 
     async def for_user(self, answer: str) -> str:
         """The answer as the user gets it (lar.agents.answers); its notices go to ``events``."""
-        own = [self.settings.system_prompt, tool_listing(self.tools)]
+        own = [self.settings.system_prompt, tool_listing(self.tools), tool_reminder(self.tools)]
         if self.carried.memory:
             own.append(render_memory(self.carried.memory))
         checked = for_user(
@@ -470,6 +454,16 @@ class _Loop:
         how = how_to_allow(self.executor.approver)
         yield self.final(stopped_answer(n, names, results, how, self.reads), "max_turns")
 
+    async def stop_spent(self, spent: Spent) -> AsyncIterator[Event]:
+        """The run ends here: a budget is spent (A2)."""
+        results = list(self.run.completed.values())
+        answer = budget_answer(spent, results, how_to_allow(self.executor.approver), self.reads)
+        self.history.append(Message("assistant", answer))
+        finish_task(self.recorder, self.history, self.ctx, "failed", spent.describe())
+        self.ended = True
+        yield Notice(Code.BUDGET, f"stopped: the run's {spent.describe()}")
+        yield self.final(answer, spent.reason)
+
     async def run_calls(self, turn: Turn) -> AsyncIterator[Event]:
         """Run the turn's calls in order; after a failure the rest are skipped."""
         calls = unique_ids(turn.calls, self.history)
@@ -480,8 +474,12 @@ class _Loop:
         for call in calls:
             yield ToolCallStarted(call)
             t0 = time.perf_counter()
+            budget = self.settings.budget
+            self.spent = self.spent or budget.check(self.run.usage, self.started, tokens=False)
             if failed:
                 result = skipped(call)
+            elif self.spent is not None:
+                result = skipped(call, f"not run: the run's {self.spent.describe()}")
             elif (reason := self.guard.check(call)) is not None:
                 result = blocked(call, reason)
                 yield Notice(Code.LOOP_BLOCKED, reason)

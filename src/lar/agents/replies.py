@@ -3,10 +3,13 @@ an engine's failure."""
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import AsyncIterator, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from lar.agents.budget import BudgetSpent, Spent
 from lar.agents.request import CallSniffer, LoopSettings
 from lar.calling.constrained import AnswerStream
 from lar.calling.prompt import clean_answer, this_requests_calls, this_requests_results
@@ -27,6 +30,8 @@ if TYPE_CHECKING:
     from lar.errors import EngineError
     from lar.tools.base import Tool
     from lar.types import ToolSpec
+
+T = TypeVar("T")
 
 __all__ = [
     "model_called",
@@ -97,15 +102,28 @@ async def call_engine(
     settings: LoopSettings,
     deltas: list[str],
     extra: dict[str, Any],
+    limits: dict[str, Any] | None = None,
 ) -> AsyncIterator[TextDelta | ModelResponse]:
-    """The engine's reply as it comes: text deltas to show, then the response."""
+    """The engine's reply as it comes: text deltas to show, then the response. ``limits``:
+    ``max_tokens`` and ``deadline_s`` (seconds the call may take) of the run's budget
+    (lar.agents.budget); past the deadline the call is cancelled and ``BudgetSpent`` raised."""
     params = {**settings.params, **extra}
+    deadline = limits.get("deadline_s") if limits else None
+    if limits and limits.get("max_tokens") is not None:
+        params["max_tokens"] = limits["max_tokens"]
     if not settings.stream:
-        yield await engine.generate(messages, _specs(tools), **params)
+        yield await _within(engine.generate(messages, _specs(tools), **params), deadline)
         return
     # A constrained reply is JSON: only its answer's text is shown as it comes.
     sniffer = AnswerStream() if "response_format" in extra else CallSniffer()
-    async for chunk in engine.stream(messages, _specs(tools), **params):
+    ends = None if deadline is None else time.perf_counter() + deadline
+    chunks = aiter(engine.stream(messages, _specs(tools), **params))
+    while True:
+        left = None if ends is None else max(0.0, ends - time.perf_counter())
+        try:
+            chunk = await _within(anext(chunks), left)
+        except StopAsyncIteration:
+            return
         if chunk.text:
             shown = sniffer.feed(chunk.text)
             if shown:
@@ -113,6 +131,16 @@ async def call_engine(
                 yield TextDelta(shown)
         if chunk.response is not None:
             yield chunk.response
+
+
+async def _within(call: Awaitable[T], seconds: float | None) -> T:
+    """``call``'s result, or ``BudgetSpent`` when it takes more than ``seconds``."""
+    if seconds is None:
+        return await call
+    try:
+        return await asyncio.wait_for(call, seconds)
+    except TimeoutError:
+        raise BudgetSpent(Spent("time_budget", seconds, seconds)) from None
 
 
 _WRITTEN = re.compile(r"<tool_result>[^\S\n]*+\n?[^\S\n]*+([A-Za-z_][\w.\-]*+\([^\n]*\)) returned:")

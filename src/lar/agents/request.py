@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from lar.agents.budget import Budget
 from lar.agents.context import MemoryParts, TokenCounter, fit, render_memory
 from lar.calling.constrained import constrained_system_prompt
 from lar.calling.prompt import (
@@ -57,6 +58,8 @@ class Carried:
     """What memory contributes to the system prompt (index, recall, last task)."""
     cut: int = 0
     """Rounds of history the last prompt left out (kept out while the rest fits)."""
+    message_cut: int = 0
+    """Messages the last prompt left out for their number (A3; kept while the rest is few)."""
 
     def resume(self, state: dict[str, Any]) -> None:
         """Take the parts a checkpoint written before this class kept in the tools' state."""
@@ -95,6 +98,18 @@ class LoopSettings:
     """Scores a run's first calls against the request (lar.calling.relevance), for policies."""
     policies: Sequence[Policy] = ()
     """Consulted at each hook, in order (lar.agents.policy); none: the model's replies as is."""
+    listing_every: int = 10
+    """X6, text tracks: the full tool listing on the first turn and every this many turns; in
+    between a one-line reminder of the tools' signatures. 1: the full listing every turn. (The
+    native track hands the engine its tools' schemas on every call.)"""
+    max_messages: int = 100
+    """A3: a history longer than this is compressed (lar.agents.context.compress_messages)."""
+    budget: Budget = field(default_factory=Budget)
+    """Tokens and wall time the run may use (A2)."""
+
+    def full_listing(self, turn: int) -> bool:
+        """Whether turn ``turn`` (1-based) of a run gets the full tool listing (X6)."""
+        return self.listing_every <= 1 or (turn - 1) % self.listing_every == 0
 
 
 def system_message(
@@ -106,14 +121,16 @@ def system_message(
     memory: MemoryParts | None = None,
     summary: str = "",
     history: Sequence[Message] = (),
+    full: bool = True,
 ) -> Message:
+    """``full``: the full tool listing, else the one-line reminder (X6, text tracks)."""
     base = settings.system_prompt
     if answer_mode:
         text = f"{base}\n\n{answer_mode_note(history)}"
     elif settings.track == "protocol":
-        text = protocol_system_prompt(base, tools)
+        text = protocol_system_prompt(base, tools, full=full)
     elif settings.track == "constrained":
-        text = constrained_system_prompt(base, tools)
+        text = constrained_system_prompt(base, tools, full=full)
     else:
         text = base
     rendered = render_memory(memory) if memory is not None else ""
@@ -159,12 +176,12 @@ def with_nudge(request: list[Message], nudge: str) -> list[Message]:
     return [*request, Message("user", nudge)]
 
 
-def tool_listing(settings: LoopSettings, tools: Sequence[Tool]) -> str:
+def tool_listing(settings: LoopSettings, tools: Sequence[Tool], *, full: bool = True) -> str:
     """The tool part of the request as the model sees it on ``settings.track``."""
     if settings.track == "protocol":
-        return protocol_system_prompt("", tools)
+        return protocol_system_prompt("", tools, full=full)
     if settings.track == "constrained":
-        return constrained_system_prompt("", tools)
+        return constrained_system_prompt("", tools, full=full)
     return json.dumps([t.openai_schema() for t in tools])
 
 
@@ -190,6 +207,7 @@ async def fit_request(
     carried: Carried,
     *,
     added: int = 0,
+    full: bool = True,
 ) -> Any:
     """The request fitted to the context window, with room kept for the reply and ``added``
     tokens more (what the request, as rendered, was found to need beyond the parts' count)."""
@@ -198,7 +216,7 @@ async def fit_request(
     base += checkpoint_block(ctx)
 
     def listing(ts: Sequence[Tool]) -> str:
-        return tool_listing(settings, ts)
+        return tool_listing(settings, ts, full=full)
 
     return await fit(
         counter=counter,
@@ -258,9 +276,16 @@ def loop_settings(
     else:
         setting, where = config.agent.policies, "agent.policies"
     params = dict(agent.params)
+    budget = Budget(
+        tokens=agent.token_budget or config.agent.token_budget,
+        seconds=agent.time_budget_s or config.agent.time_budget_s,
+    )
     settings = LoopSettings(
         track=track,
         max_turns=agent.max_turns or config.agent.max_turns,
+        listing_every=config.agent.tool_listing_every,
+        max_messages=config.agent.max_messages,
+        budget=budget,
         system_prompt=agent.system_prompt or config.agent.system_prompt or DEFAULT_SYSTEM_PROMPT,
         params=params,
         n_ctx=agent.n_ctx or engine.context_size,

@@ -14,17 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lar.agents.blocking import Stepper, offload
-from lar.agents.context import PER_MESSAGE, MemoryParts, TokenCounter
+from lar.agents.context import MemoryParts
 from lar.agents.loop import (
     Carried,
     LoopSettings,
     Track,
-    fit_request,
-    render_history,
     run_loop,
-    system_message,
 )
-from lar.agents.request import loop_settings, with_skills_share
+from lar.agents.request import loop_settings
 from lar.agents.results import PromptPreview, RunResult, failure_error, final_text
 from lar.agents.state import TaskRecorder
 from lar.engines.base import Engine, exclusive_loop
@@ -278,45 +275,11 @@ class Session:
         Nothing is stored: no memory is written and the recall is not logged. ``estimate``
         counts 3.5 characters a token instead of asking the model's tokenizer.
         """
-        messages = [*(history or []), Message("user", text)]
+        from lar.agents.prompting import preview
+
         if self.memory is not None:
             self._memory_begin(text, write=False)
-        ctx = ToolContext(workspace=self.workspace, home=self.runner.config.home, state=self.state)
-        settings = self.settings
-        n_ctx = settings.n_ctx or 4096
-        counter = TokenCounter(None) if estimate else settings.counter or TokenCounter(self.engine)
-        tools = self.executor.visible()
-        fitted = await fit_request(
-            dataclasses.replace(settings, n_ctx=n_ctx),
-            counter,
-            ctx,
-            messages,
-            tools,
-            False,
-            {},
-            self.carried,
-        )
-        system = system_message(
-            settings,
-            fitted.tools,
-            ctx,
-            answer_mode=False,
-            memory=fitted.memory,
-            summary=fitted.summary,
-        )
-        request = [system, *render_history(fitted.history, settings.track, answer_mode=False)]
-        total = sum(await counter.count([m.content for m in request])) + PER_MESSAGE * len(request)
-        tokens = await with_skills_share(settings, counter, fitted.tools, fitted.tokens)
-        return PromptPreview(
-            request,
-            tokens,
-            fitted.limits,
-            total,
-            n_ctx,
-            settings.reserve,
-            bool(counter.exact),
-            fitted.events,
-        )
+        return await preview(self, text, history or [], estimate)
 
     def preview(
         self, text: str, *, history: list[Message] | None = None, estimate: bool = False

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from lar.calling.prompt import tool_listing
+from lar.calling.prompt import tool_listing, tool_reminder
 from lar.calling.protocol import KnownTools, ParseResult, parse
 from lar.tools.base import Tool
 from lar.types import ModelResponse, ToolCall
@@ -105,11 +105,12 @@ def response_format(tools: Sequence[Tool]) -> dict[str, Any]:
     }
 
 
-def constrained_system_prompt(base: str, tools: Sequence[Tool]) -> str:
+def constrained_system_prompt(base: str, tools: Sequence[Tool], *, full: bool = True) -> str:
     if not tools:
         return base
+    listing = tool_listing(tools) if full else tool_reminder(tools)
     return (
-        f"{base}\n\n# Tools\n{tool_listing(tools)}\n\n"
+        f"{base}\n\n# Tools\n{listing}\n\n"
         "Reply with JSON only. When tools fit my request, call them, one item per call:\n"
         '{"calls": [{"name": "<tool>", "arguments": {...}}]}\n'
         "Otherwise (chat, general knowledge, translation) answer me:\n"

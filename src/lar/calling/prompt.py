@@ -115,7 +115,9 @@ def tool_listing(tools: Sequence[Tool]) -> str:
 
 
 def tool_reminder(tools: Sequence[Tool]) -> str:
-    return "Tools: " + ", ".join(t.name for t in tools)
+    """The one-line reminder sent between full listings (X6): each tool's signature, no
+    descriptions or notes."""
+    return "Tools (as listed before): " + "; ".join(signature(t) for t in tools)
 
 
 SKILL_PREFIX = "skill_"
@@ -138,7 +140,7 @@ def has_reply(tools: Sequence[Tool]) -> bool:
     return bool(tools) and all(t.name != REPLY_TOOL for t in tools)
 
 
-def protocol_system_prompt(base: str, tools: Sequence[Tool]) -> str:
+def protocol_system_prompt(base: str, tools: Sequence[Tool], *, full: bool = True) -> str:
     """System prompt for the protocol track: listing, a format anchor and five short rules.
 
     Wording measured on the embedded models (docs/evals.md, "Tuning the protocol track"):
@@ -149,7 +151,7 @@ def protocol_system_prompt(base: str, tools: Sequence[Tool]) -> str:
     """
     if not tools:
         return base
-    listing = tool_listing(tools)
+    listing = tool_listing(tools) if full else tool_reminder(tools)
     if has_reply(tools):
         listing += f"\n{REPLY_LINE}"
     return (

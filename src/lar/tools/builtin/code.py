@@ -18,13 +18,13 @@ from lar.tools.danger import Verdict, assess
 from lar.tools.sandbox import SandboxPolicy, SandboxResult, isolation_level, run_sandboxed
 from lar.tools.staging import CannotStage, Stage, Staged
 
-__all__ = ["code_run", "shell"]
+__all__ = ["code_run", "shell", "NOTEBOOK_RUNNER", "sandbox_policy", "report", "snapshot"]
 
 _MAX_OUTPUT = 8000
 
 # Small models write `2**100` and expect to see the value, as in a notebook: run the code and
 # print the value of a final bare expression, if any.
-_NOTEBOOK_RUNNER = """
+NOTEBOOK_RUNNER = """
 import ast, sys
 src = sys.argv[1]
 tree = ast.parse(src, "<code_run>")
@@ -38,7 +38,7 @@ if last is not None:
 """
 
 
-def _policy(ctx: ToolContext, timeout_s: int) -> SandboxPolicy:
+def sandbox_policy(ctx: ToolContext, timeout_s: int) -> SandboxPolicy:
     cfg = ctx.sandbox
     hidden = tuple(private_paths(ctx))  # Lar's home stays hidden even inside the workspace
     if cfg is None:
@@ -100,17 +100,17 @@ async def code_run(
         # Hard line (B3): no confirmation, not even --yes, makes these acceptable.
         raise PermissionError("refused, never run: " + "; ".join(verdict.reasons))
     argv = (
-        [sys.executable, "-c", _NOTEBOOK_RUNNER, code]
+        [sys.executable, "-c", NOTEBOOK_RUNNER, code]
         if language == "python"
         else ["/bin/sh", "-c", code]
     )
-    policy = _policy(ctx, timeout_s)
+    policy = sandbox_policy(ctx, timeout_s)
     what = f"{language}: {code}"
     if ctx.stage:
         return await _staged_run(argv, policy, ctx, what, timeout_s)
-    no_undo = await asyncio.to_thread(_snapshot, ctx, policy, what)
+    no_undo = await asyncio.to_thread(snapshot, ctx, policy, what)
     result = await run_sandboxed(argv, policy)
-    return _report(result, timeout_s) + no_undo
+    return report(result, timeout_s) + no_undo
 
 
 async def _staged_run(
@@ -131,11 +131,11 @@ async def _staged_run(
     except BaseException:
         await asyncio.to_thread(stage.discard)
         raise
-    text = _report(result, timeout_s)
+    text = report(result, timeout_s)
 
     def apply() -> str:
         try:
-            no_undo = "" if changes.empty else _snapshot(ctx, policy, what)
+            no_undo = "" if changes.empty else snapshot(ctx, policy, what)
             stage.apply(changes)
         finally:
             stage.discard()
@@ -144,7 +144,7 @@ async def _staged_run(
     return Staged(value=text, changes=changes, apply=apply, discard=stage.discard)
 
 
-def _report(result: SandboxResult, timeout_s: int) -> str:
+def report(result: SandboxResult, timeout_s: int) -> str:
     if result.timed_out:
         return f"exit_code: killed after {timeout_s}s timeout"
     parts = [f"exit_code: {result.exit_code}"]
@@ -155,7 +155,7 @@ def _report(result: SandboxResult, timeout_s: int) -> str:
     return "\n".join(parts)
 
 
-def _snapshot(ctx: ToolContext, policy: SandboxPolicy, what: str) -> str:
+def snapshot(ctx: ToolContext, policy: SandboxPolicy, what: str) -> str:
     """Snapshot the workspace for `lar undo`; a note for the result when none could be taken."""
     from lar.config import lar_home
 
