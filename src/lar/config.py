@@ -48,6 +48,7 @@ __all__ = [
 
 BUILTIN_ENGINES = ("llamacpp", "openai")
 """Engine kinds Lar ships (lar.engines.factory); plugins add theirs to the engine registry."""
+AGENT_KINDS = ("loop", "react", "native", "simple", "codeact", "operative", "delegate")
 
 DEFAULT_MODEL_NAME = "default"
 _SECRET_ENV = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)", re.I)
@@ -141,6 +142,22 @@ class AgentSettings(_Strict):
     """Tokens (prompt + completion, every model call) one run may use; null: no limit (A2)."""
     time_budget_s: float | None = Field(None, gt=0)
     """Seconds one run may take; null: no limit (A2)."""
+    kind: str = "loop"
+    """How a run goes (A4): loop, react, native, simple, codeact, operative, delegate."""
+    name: str | None = None
+    """The agent's name: an operative agent keeps its state under ``operator:{name}:state``."""
+    max_parallel: int = Field(3, ge=1, le=64)
+    """A delegate's sub-agents running at once."""
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, value: str) -> str:
+        from lar.registry import Registry
+
+        known = sorted({*AGENT_KINDS, *Registry.keys_of("agent kind")})
+        if value not in known:
+            raise ValueError(f"unknown agent kind {value!r}; known: {', '.join(known)}")
+        return value
 
 
 class SandboxSettings(_Strict):

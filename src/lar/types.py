@@ -21,6 +21,9 @@ __all__ = [
     "Role",
     "Code",
     "StopReason",
+    "SubStatus",
+    "SubTaskStarted",
+    "SubTaskFinished",
     "ToolSpec",
     "ToolCall",
     "call_text",
@@ -68,6 +71,9 @@ class Code(StrEnum):
     FAILOVER = "failover"
     MAX_TURNS = "max_turns"
     BUDGET = "budget"
+    STATE_SAVED = "state_saved"
+    BAD_PLAN = "bad_plan"
+    MISSING_PARTS = "missing_parts"
     REPEATED_CALL = "repeated_call"
     CONSOLIDATED = "consolidated"
     UNCONSTRAINED = "unconstrained"
@@ -371,6 +377,35 @@ class ErrorEvent:
     """The exception itself, in this process only (``Agent.run`` raises ``from`` it)."""
 
 
+SubStatus = Literal["success", "failed", "timeout"]
+"""How a sub-agent's task ended (A4 delegate): only ``success`` carries a result to build on."""
+
+
+@dataclass(slots=True)
+class SubTaskStarted:
+    """A delegate's sub-agent started a task; ``run_id`` is its own run (and child trace)."""
+
+    type: ClassVar[str] = "subtask_started"
+    id: str
+    agent: str
+    task: str
+    run_id: str
+
+
+@dataclass(slots=True)
+class SubTaskFinished:
+    type: ClassVar[str] = "subtask_finished"
+    id: str
+    agent: str
+    status: SubStatus
+    reason: str
+    text: str
+    run_id: str
+    started: float
+    """Seconds since the epoch."""
+    ended: float
+
+
 Event = Union[  # noqa: UP007 - a runtime alias; typing.get_args needs the Union form
     RunStarted,
     TextDelta,
@@ -382,6 +417,8 @@ Event = Union[  # noqa: UP007 - a runtime alias; typing.get_args needs the Union
     MemoryRecalled,
     MemoryWritten,
     ContextCompressed,
+    SubTaskStarted,
+    SubTaskFinished,
     Final,
     ErrorEvent,
 ]

@@ -72,6 +72,10 @@ class _Description:
     policies: tuple[str, ...] | None = None
     token_budget: int | None = None
     time_budget_s: float | None = None
+    kind: str | None = None
+    name: str | None = None
+    description: str | None = None
+    members: tuple[tuple[str, Agent], ...] = ()
 
 
 class Agent:
@@ -82,7 +86,10 @@ class Agent:
     ``n_ctx``, ``policies`` (names replacing the model profile's, or ``"-name"`` / ``"+name"``
     edits of it; lar.agents.policies), ``token_budget`` and ``time_budget_s`` (what one run may
     use, A2; a run that spends one stops with ``stop_reason`` ``token_budget`` /
-    ``time_budget``). How ``run`` runs it on its own: every other argument (see
+    ``time_budget``), ``kind`` (how a run goes: ``loop``, ``simple``, ``codeact``,
+    ``operative``, ``delegate`` …; lar.agents.kinds), ``name`` and ``description`` (what a
+    manager or the operative state calls it), ``members`` (a delegate's sub-agents by name).
+    How ``run`` runs it on its own: every other argument (see
     ``Runner`` and ``Runner.session``); with ``base_url``, ``model`` is the model that endpoint
     serves.
     """
@@ -108,6 +115,10 @@ class Agent:
         policies: Iterable[str] | None = None,
         token_budget: int | None = None,
         time_budget_s: float | None = None,
+        kind: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        members: Mapping[str, Agent] | None = None,
         base_url: str | None = None,
         api_key: str | None = None,
         engine: Engine | None = None,
@@ -141,6 +152,10 @@ class Agent:
             policies=tuple(policies) if policies is not None else None,
             token_budget=token_budget,
             time_budget_s=time_budget_s,
+            kind=kind,
+            name=name,
+            description=description,
+            members=tuple((members or {}).items()),
         )
         how = _HowToRun(
             engine, base_url, api_key, config, workspace, approver, ask_user,
@@ -201,6 +216,23 @@ class Agent:
     def time_budget_s(self) -> float | None:
         return self._d.time_budget_s
 
+    @property
+    def kind(self) -> str | None:
+        return self._d.kind
+
+    @property
+    def name(self) -> str | None:
+        return self._d.name
+
+    @property
+    def description(self) -> str | None:
+        return self._d.description
+
+    @property
+    def members(self) -> tuple[tuple[str, Agent], ...]:
+        """A delegate's sub-agents, by name."""
+        return self._d.members
+
     def replace(self, **changes: Any) -> Agent:
         """A copy with some of the description changed (``tools``, ``model``, ``track`` …)."""
         from lar.tools.base import tool as make_tool
@@ -216,6 +248,8 @@ class Agent:
         for key in ("allowlist", "policies"):
             if changes.get(key) is not None:
                 changes[key] = tuple(changes[key])
+        if isinstance(changes.get("members"), Mapping):
+            changes["members"] = tuple(changes["members"].items())
         copy = Agent.__new__(Agent)
         object.__setattr__(copy, "_d", _replace(self._d, **changes))
         object.__setattr__(copy, "_how", self._how)
@@ -225,7 +259,8 @@ class Agent:
 
     def __repr__(self) -> str:
         names = ", ".join(t.name for t in self.tools)
-        return f"Agent(tools=[{names}], model={self.model!r}, track={self.track!r})"
+        kind = f", kind={self.kind!r}" if self.kind else ""
+        return f"Agent(tools=[{names}], model={self.model!r}, track={self.track!r}{kind})"
 
     # --- the convenience session -------------------------------------------------------------
 

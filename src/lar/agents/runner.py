@@ -104,6 +104,17 @@ class Runner:
         self.redactor = Redactor([*self.config.secrets(), *([api_key] if api_key else [])])
         self._loop: asyncio.AbstractEventLoop | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._borrowed = False  # the stores belong to another runner (``sibling``)
+
+    def sibling(self, engine: Engine) -> Runner:
+        """A runner on ``engine`` sharing this one's config, task store, memory and traces (a
+        sub-agent with an engine of its own); closing it leaves those open."""
+        other = Runner(
+            config=self.config, engine=engine, tasks=self.tasks, memory=self.memory or False,
+            traces=self.traces or False,
+        )  # fmt: skip
+        other._borrowed = True
+        return other
 
     # --- models ------------------------------------------------------------------------------
 
@@ -286,6 +297,8 @@ class Runner:
         """Release the event loop, HTTP connections, the memory store and the traces."""
         if self._finalizer is not None:
             self._finalizer()
+        if self._borrowed:
+            self.memory = self.traces = None
         if self.memory is not None:
             self.memory.store.close()
             self.memory = None

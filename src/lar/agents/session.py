@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from lar.agents.blocking import Stepper, offload
 from lar.agents.context import MemoryParts
+from lar.agents.kinds import RunParts, kind_named
 from lar.agents.loop import (
     Carried,
     LoopSettings,
     Track,
-    run_loop,
 )
 from lar.agents.request import loop_settings
 from lar.agents.results import PromptPreview, RunResult, failure_error, final_text
@@ -99,6 +99,8 @@ class Session:
         if runner.memory is not None:
             self.memory = runner.memory.for_session(self.session_id, runner.redactor.text)
         self.last_decision: Decision | None = None
+        self.kind = kind_named(agent.kind or config.agent.kind)
+        """How this agent's runs go (A4, lar.agents.kinds)."""
         self._models: dict[str, Model] = {}
         self._current: Model | None = None
         self._stepper = Stepper()  # the blocking iterator, interruptible
@@ -336,8 +338,10 @@ class Session:
             settings = dataclasses.replace(settings, stream=stream_text)
         ended = False
         try:
-            loop = run_loop(engine, self.executor, messages, ctx, settings, recorder, self.carried)
-            async for event in loop:
+            parts = RunParts(
+                self, engine, self.executor, messages, ctx, settings, recorder, self.carried
+            )
+            async for event in self.kind.run(parts):
                 if isinstance(event, Final):
                     ended = True
                 if self.memory is not None and isinstance(event, ToolCallFinished):
@@ -356,7 +360,12 @@ class Session:
             raise
 
     async def arun(
-        self, text: str, *, history: list[Message] | None = None, urgency: float = 0.0
+        self,
+        text: str,
+        *,
+        history: list[Message] | None = None,
+        urgency: float = 0.0,
+        run_id: str | None = None,
     ) -> RunResult:
         events: list[Event] = []
         calls: dict[str, ToolCall] = {}
@@ -364,8 +373,11 @@ class Session:
         final: Final | None = None
         error: str | None = None
         failure: ErrorEvent | None = None
+        stream = self.astream(
+            text, history=history, stream_text=False, urgency=urgency, run_id=run_id
+        )
         run_id = ""
-        async for event in self.astream(text, history=history, stream_text=False, urgency=urgency):
+        async for event in stream:
             events.append(event)
             if isinstance(event, RunStarted):
                 run_id = event.run_id

@@ -87,6 +87,22 @@ class ToolExecutor:
     def allowed(self, name: str) -> bool:
         return self.allowlist is None or name in self.allowlist
 
+    def sibling(self, tools: Iterable[Tool], *, keep: bool = True) -> ToolExecutor:
+        """An executor with the same approver, permissions, credentials and breaker, for
+        ``tools`` added to this one's (``keep``) or instead of them; the added tools are
+        allowed whatever the allowlist says (the agent kind adds them, not the model)."""
+        added = list(tools)
+        base = list(self.tools.values()) if keep else []
+        allow = None  # without ``keep`` there are only the added tools
+        if keep and self.allowlist is not None:
+            allow = self.allowlist | {t.name for t in added}
+        return ToolExecutor(
+            [*base, *added], allowlist=allow, approver=self.approver, clip_chars=self.clip_chars,
+            max_workers=self._max_workers, breaker=self.breaker, permissions=self.permissions,
+            credentials=self._credentials, retries=self.retries,
+            retry_backoff_s=self.retry_backoff_s,
+        )  # fmt: skip
+
     def permission_of(self, tool: Tool) -> Permission:
         """The permission a call of ``tool`` runs under (config's ``tools.permissions`` first)."""
         return self.permissions.get(tool.name, tool.permission)

@@ -30,6 +30,7 @@ from lar.types import (
     ModelCalled,
     Notice,
     Routed,
+    SubTaskFinished,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -150,6 +151,14 @@ class TraceRecorder:
         )
 
     def _apply(self, event: Event) -> None:
+        if isinstance(event, ModelCalled):
+            self._model_called(event)
+        elif isinstance(event, SubTaskFinished):
+            self._subtask(event)
+        else:
+            self._apply_other(event)
+
+    def _apply_other(self, event: Event) -> None:
         t = self.trace
         if isinstance(event, TextDelta):
             self._chars += len(event.text)
@@ -174,8 +183,6 @@ class TraceRecorder:
                     "budget": event.budget,
                 },
             )
-        elif isinstance(event, ModelCalled):
-            self._model_called(event)
         elif isinstance(event, ToolCallStarted):
             self._calls[event.call.id] = (
                 self._offset(),
@@ -227,6 +234,22 @@ class TraceRecorder:
         elif isinstance(event, ErrorEvent):
             t.error = self._mask(event.message)
             self._step("error", event.code, {"message": event.message}, ok=False)
+
+    def _subtask(self, e: SubTaskFinished) -> None:
+        """A delegate's sub-agent ended: its status, reason and child run (``lar trace``)."""
+        self._step(
+            "subtask",
+            e.agent,
+            {
+                "id": e.id,
+                "status": e.status,
+                "reason": self._mask(e.reason),
+                "run": e.run_id,
+                "result": self._mask(e.text[:500]),
+            },
+            duration_ms=round((e.ended - e.started) * 1000, 3),
+            ok=e.status == "success",
+        )
 
     def _model_called(self, e: ModelCalled) -> None:
         t = self.trace

@@ -360,12 +360,23 @@ class TraceStore:
             out.append(trace)
         return out
 
+    def children(self, trace_id: str) -> list[Trace]:
+        """The runs a delegate run started (``<id>.<task id>``), oldest first."""
+        self.flush()
+        rows = self.db.execute(
+            "SELECT * FROM traces WHERE id > ? AND id < ? ORDER BY created",
+            (trace_id + ".", trace_id + "/"),  # "/" sorts right after "."
+        ).fetchall()
+        return [self._trace(r) for r in rows if "." not in r["id"][len(trace_id) + 1 :]]
+
     def get(self, trace_id: str) -> Trace:
         self.flush()
         row = self.db.execute("SELECT * FROM traces WHERE id = ?", (trace_id,)).fetchone()
         if row is None:
+            # a prefix names a run, not its children (``<id>.<task>``), unless it has a dot
+            own = "" if "." in trace_id else " AND instr(id, '.') = 0"
             matches = self.db.execute(
-                "SELECT * FROM traces WHERE id LIKE ? ORDER BY created DESC LIMIT 2",
+                f"SELECT * FROM traces WHERE id LIKE ?{own} ORDER BY created DESC LIMIT 2",
                 (trace_id + "%",),
             ).fetchall()
             if len(matches) != 1:
