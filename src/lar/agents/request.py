@@ -86,6 +86,7 @@ class LoopSettings:
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
     params: dict[str, Any] = field(default_factory=dict)
     codeact: bool = False
+    """CodeAct (A4): the one tool takes Python; a reply's ```python block is its call."""
     n_ctx: int | None = None
     """Context window; when set, the prompt is fitted to it (X2–X5)."""
     reserve: int = 512
@@ -127,6 +128,8 @@ def system_message(
     base = settings.system_prompt
     if answer_mode:
         text = f"{base}\n\n{answer_mode_note(history)}"
+    elif settings.codeact:
+        text = codeact_system_prompt(base, tools)
     elif settings.track == "protocol":
         text = protocol_system_prompt(base, tools, full=full)
     elif settings.track == "constrained":
@@ -139,6 +142,12 @@ def system_message(
     if summary:
         text += f"\n\nProgress so far: {summary}"
     return Message("system", text + checkpoint_block(ctx))
+
+
+def codeact_system_prompt(base: str, tools: Sequence[Tool]) -> str:
+    """CodeAct (lar.agents.codeact): its tool's description is the whole instruction — the
+    functions the code may call and how to reply — and no tool-call format is shown."""
+    return "\n\n".join([base, *(t.description for t in tools)]) if tools else base
 
 
 def checkpoint_block(ctx: ToolContext) -> str:
@@ -178,6 +187,8 @@ def with_nudge(request: list[Message], nudge: str) -> list[Message]:
 
 def tool_listing(settings: LoopSettings, tools: Sequence[Tool], *, full: bool = True) -> str:
     """The tool part of the request as the model sees it on ``settings.track``."""
+    if settings.codeact:
+        return codeact_system_prompt("", tools)
     if settings.track == "protocol":
         return protocol_system_prompt("", tools, full=full)
     if settings.track == "constrained":
