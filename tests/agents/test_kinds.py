@@ -49,9 +49,8 @@ def test_the_config_names_the_kind_and_refuses_an_unknown_one(tmp_path: Path) ->
 
 
 def test_simple_is_one_call_without_tools(tmp_path: Path) -> None:
-    engine = ScriptedEngine(
-        ['<tool_call>{"name": "add", "arguments": {"a": 1, "b": 2}}</tool_call>']
-    )
+    call = '<tool_call>{"name": "add", "arguments": {"a": 1, "b": 2}}</tool_call>'
+    engine = ScriptedEngine([call])
     agent = Agent(tools=[add], engine=engine, kind="simple", workspace=tmp_path)
     result = agent.run("what is 1 + 2?")
     assert len(engine.calls) == 1 and result.turns == 1
