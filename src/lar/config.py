@@ -304,6 +304,12 @@ class McpServerSettings(_Strict):
         _fail("give either command (stdio) or url (Streamable HTTP)")
 
 
+class RaySettings(_Strict):
+    address: str | None = None
+    """An existing Ray cluster (``ray://host:10001`` or ``auto``); none: Lar starts a local
+    instance for the run and stops it after."""
+
+
 class LarConfig(_Strict):
     model: str = DEFAULT_MODEL_NAME
     fallbacks: list[str] = Field(default_factory=list)
@@ -315,6 +321,10 @@ class LarConfig(_Strict):
     server: ServerSettings = Field(default_factory=ServerSettings)
     skills: SkillSettings = Field(default_factory=SkillSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
+    executor: Literal["local", "ray"] = "local"
+    """Where a batch's requests and a delegate's parallel sub-agents run (Z2); ``ray`` needs
+    ``pip install 'lar[ray]'``."""
+    ray: RaySettings = Field(default_factory=RaySettings)
     mcp: dict[str, McpServerSettings] = Field(default_factory=dict)
     """MCP servers by name; their tools are named ``<server>.<tool>``."""
     home: Path = Field(default_factory=lambda: lar_home(), exclude=True)

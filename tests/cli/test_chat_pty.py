@@ -202,3 +202,45 @@ def test_the_answer_ends_its_own_line_before_the_log_goes_on(
             child.expect(pexpect.EOF)
         finally:
             child.close(force=True)
+
+
+def test_skills_trace_and_memory_commands(lar_home: Path, tmp_path: Path) -> None:
+    from test_cli import lar
+
+    folder = tmp_path / "packing-list"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(
+        "---\nname: packing-list\ndescription: Make a packing list for a trip.\n---\nList.\n"
+    )
+    with MockOpenAIServer([text_reply("Noted: Miso.")], repeat_last=True) as srv:
+        configure_mock(lar_home, srv.url)
+        assert lar("skill", "install", str(folder), "--trust", home=lar_home).returncode == 0
+        child = spawn_chat(lar_home, tmp_path)
+        try:
+            child.expect("you> ")
+            child.sendline("/trace")
+            child.expect("no run yet in this chat")
+            child.sendline("/skills")
+            child.expect("packing-list")
+            child.expect("enabled")
+            child.expect("Make a packing list for a trip.")
+            child.expect("you> ")
+            child.sendline("My cat is called Miso.")
+            child.expect("Noted: Miso.")
+            child.expect("you> ")
+            child.sendline("/trace")
+            child.expect(r"t_[0-9a-f]{12}")
+            child.expect("answer")
+            child.expect("llm #1: ")
+            child.expect("you> ")
+            child.sendline("/memory")
+            child.expect("memory index")
+            child.expect("cat")
+            child.expect("you> ")
+            child.sendline("/memory what is my cat called")
+            child.expect("Miso")
+            child.expect("you> ")
+            child.sendline("/exit")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)

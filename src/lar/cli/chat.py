@@ -14,6 +14,7 @@ from lar.tools import Changes, ToolContext
 from lar.types import (
     Final,
     Message,
+    RunStarted,
     TextDelta,
     ToolCall,
     ToolCallFinished,
@@ -27,6 +28,9 @@ HELP = (
     "/reset          forget this conversation\n"
     "/model [NAME]   show or switch the model (keeps the conversation)\n"
     "/btw QUESTION   a side question; the conversation does not see it\n"
+    "/skills         the installed skills, enabled or not\n"
+    "/trace [ID]     the last run (or run ID): route, model and tool calls, sub-agents\n"
+    "/memory [QUERY] what memory holds (its index), or what it recalls for QUERY\n"
     "/resume [ID]    continue an interrupted task (default: the latest)\n"
     "/exit           leave (Ctrl-D works too)"
 )
@@ -49,6 +53,7 @@ class ChatSession:
         self.auto_yes = auto_yes
         self.out = console or Console(highlight=False, soft_wrap=True)
         self.history: list[Message] = []
+        self.last_run: str | None = None
         self.agent = self.make_agent(model, self.approve, self.ask)
 
     def approve(self, call: ToolCall, tool: Any, changes: Changes | None = None) -> bool:
@@ -129,6 +134,15 @@ class ChatSession:
                 self.show(self.agent.stream(arg.strip(), history=list(self.history), aside=True))
         elif cmd == "/resume":
             self.resume(arg.strip() or None)
+        elif cmd in ("/skills", "/trace", "/memory"):
+            from lar.cli import chat_views
+
+            show = {
+                "/skills": chat_views.skills,
+                "/trace": chat_views.trace,
+                "/memory": chat_views.memory,
+            }[cmd]
+            show(self, arg.strip())
         elif cmd == "/help":
             self.out.print(HELP)
         else:
@@ -162,6 +176,8 @@ class ChatSession:
         said = ""  # the streamed text, before the answer check (lar.agents.answers)
         try:
             for event in events:
+                if isinstance(event, RunStarted):
+                    self.last_run = event.run_id
                 if isinstance(event, TextDelta):
                     status.stop()
                     self.out.print(event.text, end="", markup=False)

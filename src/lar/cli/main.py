@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from lar import __version__
 from lar.cli.agent import make_agent, make_agent_or_exit
+from lar.cli.batch import batch
 from lar.cli.consume import consume as _consume
 from lar.cli.evals import eval_command
 from lar.cli.mcp import mcp_app
@@ -392,6 +393,7 @@ app.command()(learn)
 app.command()(stats)
 app.command("eval")(eval_command)
 app.command()(undo)
+app.command()(batch)
 app.command()(inbox)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -97,6 +98,9 @@ def _step_label(s: Any) -> str:
         return f"recall: {s.name}{took}"
     if s.kind == "final":
         return f"final ({s.name}): {short(d.get('text', ''), 80)!r}"
+    if s.kind == "subtask":
+        why = f": {short(d.get('reason', ''), 80)}" if d.get("reason") else ""
+        return f"sub-agent {s.name} task {d.get('id')}: {d.get('status')}{why}{took}"
     if s.kind in ("notice", "error"):
         return f"{s.kind}: {s.name}: {short(d.get('message', ''), 100)}"
     return f"{s.kind}: {s.name} {short(str(d), 80)}"
@@ -112,11 +116,17 @@ def trace_show(
     _, store = _store()
     try:
         t = store.get(trace_id)
+        children = store.children(t.id)
     except TraceNotFound as exc:
         print_error(exc)
         raise typer.Exit(1) from None
     finally:
         store.close()
+    Console(highlight=False).print(trace_tree(t, children))
+
+
+def trace_tree(t: Any, children: Sequence[Any] = ()) -> Tree:
+    """A run as a tree (``lar trace show``, ``/trace`` in chat); a delegate's sub-runs under it."""
     energy = f", {t.energy_j:.2f} J" if t.energy_j is not None else ", energy not measured"
     head = (
         f"[bold]{t.id}[/bold]  {_when(t.created)}  {t.outcome}  "
@@ -134,7 +144,14 @@ def trace_show(
             + (fb if t.feedback is not None else "no feedback")
         )
     )
-    Console(highlight=False).print(tree)
+    for child in children:
+        tree.add(
+            escape(
+                f"sub-run {child.id}: {child.outcome}, {child.latency_ms or 0:.0f} ms, "
+                f"{short(child.query, 60)!r} (lar trace show {child.id})"
+            )
+        )
+    return tree
 
 
 def feedback(
