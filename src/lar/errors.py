@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "LarError",
     "ConfigError",
@@ -31,8 +33,17 @@ class EngineError(LarError):
     ) -> None:
         super().__init__(f"{engine}: {message}")
         self.engine = engine
+        self.message = message
         self.status = status
         self.retryable = retryable
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled whole (a Ray worker's engine error reaches the driver as itself)."""
+        return (_engine_error, (self.engine, self.message, self.status, self.retryable))
+
+
+def _engine_error(engine: str, message: str, status: int | None, retryable: bool) -> EngineError:
+    return EngineError(engine, message, status=status, retryable=retryable)
 
 
 class ModelNotInstalled(LarError):

@@ -257,6 +257,15 @@ class Agent:
         object.__setattr__(copy, "_served", self._served)
         return copy
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its description and engine (a Ray worker rebuilds it): the stores,
+        approver and session stay in this process; the worker opens its own in LAR_HOME."""
+        how = _HowToRun(
+            self._how.engine, self._how.base_url, self._how.api_key, self._how.config,
+            self._how.workspace,
+        )  # fmt: skip
+        return (_rebuilt, (self._d, how, self._served))
+
     def __repr__(self) -> str:
         names = ", ".join(t.name for t in self.tools)
         kind = f", kind={self.kind!r}" if self.kind else ""
@@ -405,6 +414,13 @@ class Agent:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _rebuilt(described: _Description, how: _HowToRun, served: str | None) -> Agent:
+    agent = Agent.__new__(Agent)
+    for name, value in (("_d", described), ("_how", how), ("_own", None), ("_served", served)):
+        object.__setattr__(agent, name, value)
+    return agent
 
 
 def __getattr__(name: str) -> Any:

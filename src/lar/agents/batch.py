@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -237,8 +238,12 @@ class RayCluster:
     def __enter__(self) -> Any:
         if not self.address:
             # A local instance on loopback only: with clusters off, Ray takes 127.0.0.1 as the
-            # node's address and binds every server there (by default: all interfaces).
+            # node's address and binds every server there (by default: all interfaces). The
+            # variable is read when Ray is imported; an earlier import gets the same setting.
             os.environ.setdefault(LOOPBACK_ENV, "0")
+            constants = sys.modules.get("ray._private.ray_constants")
+            if constants is not None and hasattr(constants, "ENABLE_RAY_CLUSTER"):
+                setattr(constants, "ENABLE_RAY_CLUSTER", os.environ[LOOPBACK_ENV] != "0")  # noqa: B010
         ray = _ray()
         self.started = not ray.is_initialized()
         if self.started:
@@ -256,6 +261,63 @@ class RayCluster:
     def __exit__(self, *exc: object) -> None:
         if self.started:
             _ray().shutdown()
+
+
+_SHARED: list[RayCluster] = []
+
+
+def shared_ray(address: str | None, num_cpus: int) -> Any:
+    """Ray for this process's delegate runs: started once (or joined), stopped at exit."""
+    if not _SHARED:
+        import atexit
+
+        cluster = RayCluster(address, num_cpus)
+        ray = cluster.__enter__()
+        _SHARED.append(cluster)
+        atexit.register(cluster.__exit__)
+        return ray
+    return _ray()
+
+
+def _member_in_worker(
+    member: Agent, text: str, run_id: str, config: Any, home: str
+) -> dict[str, Any]:
+    """A delegate's sub-agent in a Ray worker: its own runner (the member's engine, or the
+    configured models); its trace goes to ``home``'s lar.db like any run's."""
+    from lar.agents.runner import Runner
+
+    os.environ["LAR_HOME"] = home
+    own = member._how.engine  # noqa: SLF001 - a member built with an engine of its own
+    runner = Runner(config=config, engine=own)
+    try:
+        session = runner.session(member)
+        try:
+            loop = runner.event_loop()
+            result = loop.run_until_complete(session.arun(text, run_id=run_id))
+        except LarError as exc:
+            return {"stop_reason": "error", "text": "", "error": str(exc)}
+        finally:
+            session.close()
+        return {"stop_reason": result.stop_reason, "text": result.text, "error": ""}
+    finally:
+        runner.close()
+
+
+async def member_on_ray(
+    member: Agent, text: str, run_id: str, config: Any, wall: float
+) -> dict[str, Any]:
+    """``_member_in_worker`` as a Ray task; ``{"timed_out": True}`` past ``wall`` seconds (the
+    task is cancelled)."""
+    ray = shared_ray(config.ray.address, config.agent.max_parallel)
+    task = ray.remote(num_cpus=1, max_retries=0)(_member_in_worker)
+    ref = task.remote(member, text, run_id, config, str(config.home))
+    try:
+        return dict(await asyncio.to_thread(ray.get, ref, timeout=wall))
+    except ray.exceptions.GetTimeoutError:
+        ray.cancel(ref, force=True)
+        return {"timed_out": True}
+    except ray.exceptions.RayError as exc:
+        return {"stop_reason": "error", "text": "", "error": f"Ray task failed: {exc}"}
 
 
 def run_ray(

@@ -416,6 +416,10 @@ async def run_one(
 ) -> SubResult:
     """One sub-agent's run in a session of its own: its status, text and reason."""
     runner = session.runner
+    limit = member.time_budget_s or runner.config.agent.time_budget_s
+    wall = (limit + 5.0) if limit else DEFAULT_SUB_TIMEOUT_S
+    if runner.config.executor == "ray":
+        return await on_ray(member, task, needed, child, runner, queue, limit, wall)
     own = member._how.engine  # noqa: SLF001 - a member built with an engine of its own
     if own is not None:
         runner = runners.setdefault(task.agent, session.runner.sibling(own))
@@ -426,8 +430,6 @@ async def run_one(
         approver=session.executor.approver,
         ask_user=session.ask_user,
     )
-    limit = member.time_budget_s or runner.config.agent.time_budget_s
-    wall = (limit + 5.0) if limit else DEFAULT_SUB_TIMEOUT_S
     await queue.put(SubTaskStarted(task.id, task.agent, task.task, child))
     started = time.time()
     try:
@@ -440,18 +442,43 @@ async def run_one(
         return SubResult(task, "failed", "", str(exc), child, started, time.time())
     finally:
         sub.close()
+    return outcome(task, result.stop_reason, result.text, child, started, limit)
+
+
+def outcome(
+    task: SubTask, stop: str, text: str, child: str, started: float, limit: float | None
+) -> SubResult:
+    """A finished sub-run's status: only an answer is a success."""
     ended = time.time()
-    if result.stop_reason == "answer":
-        return SubResult(task, "success", result.text, "", child, started, ended)
-    if result.stop_reason == "time_budget":
+    if stop == "answer":
+        return SubResult(task, "success", text, "", child, started, ended)
+    if stop == "time_budget":
         why = f"its time budget ({limit:g} s) ran out" if limit else "its time budget ran out"
         return SubResult(task, "timeout", "", why, child, started, ended)
-    return SubResult(
-        task,
-        "failed",
-        "",
-        f"stopped ({result.stop_reason}): {_short(result.text, 300)}",
-        child,
-        started,
-        ended,
-    )
+    why = f"stopped ({stop}): {_short(text, 300)}"
+    return SubResult(task, "failed", "", why, child, started, ended)
+
+
+async def on_ray(
+    member: Agent,
+    task: SubTask,
+    needed: Sequence[SubResult],
+    child: str,
+    runner: Runner,
+    queue: asyncio.Queue[Any],
+    limit: float | None,
+    wall: float,
+) -> SubResult:
+    """``run_one`` as a Ray task (``executor: ray``): the member is rebuilt in a worker with
+    its tools and engine; no one is there to confirm, so confirm tools are denied."""
+    from lar.agents.batch import member_on_ray
+
+    await queue.put(SubTaskStarted(task.id, task.agent, task.task, child))
+    started = time.time()
+    got = await member_on_ray(member, task_text(task, needed), child, runner.config, wall)
+    if got.get("timed_out"):
+        why = f"no answer within {wall:g} s"
+        return SubResult(task, "timeout", "", why, child, started, time.time())
+    if got["stop_reason"] == "error":
+        return SubResult(task, "failed", "", got["error"], child, started, time.time())
+    return outcome(task, got["stop_reason"], got["text"], child, started, limit)
