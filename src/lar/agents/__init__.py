@@ -18,6 +18,14 @@ __all__ = [
     "IdleMode",
     "gather_tools",
     "Toolset",
+    "AgentKind",
+    "AgentKindRegistry",
+    "read_requests",
+    "batch_done",
+    "ResultLog",
+    "run_local",
+    "run_ray",
+    "throughput",
 ]
 
 __getattr__, __dir__ = lazy_exports(
@@ -34,13 +42,24 @@ __getattr__, __dir__ = lazy_exports(
         "IdleMode": "lar.agents.idle",
         "gather_tools": "lar.agents.toolset",
         "Toolset": "lar.agents.toolset",
+        "AgentKind": "lar.agents.kinds",
+        "AgentKindRegistry": "lar.agents.kinds",
+        "read_requests": "lar.agents.batch",
+        "batch_done": "lar.agents.batch:finished",
+        "ResultLog": "lar.agents.batch",
+        "run_local": "lar.agents.batch",
+        "run_ray": "lar.agents.batch",
+        "throughput": "lar.agents.batch",
     },
 )
 
 if TYPE_CHECKING:
     from lar.agents.agent import Agent
+    from lar.agents.batch import ResultLog, read_requests, run_local, run_ray, throughput
+    from lar.agents.batch import finished as batch_done
     from lar.agents.context import SHARES
     from lar.agents.idle import IdleMode
+    from lar.agents.kinds import AgentKind, AgentKindRegistry
     from lar.agents.policy import PolicyRegistry
     from lar.agents.request import DEFAULT_SYSTEM_PROMPT
     from lar.agents.runner import Runner

@@ -79,9 +79,9 @@ def batch(
     are skipped. --executor ray runs the requests as Ray tasks (pip install 'lar[ray]') on a
     local Ray instance, or on --ray-address; both executors give the same results.
     """
-    from lar.agents.batch import (
+    from lar.agents import (
         ResultLog,
-        finished,
+        batch_done,
         read_requests,
         run_local,
         run_ray,
@@ -99,7 +99,7 @@ def batch(
             chosen = executor  # type: ignore[assignment]
         requests = read_requests(file)
         results = out or file.with_name(file.name.removesuffix(".jsonl") + ".results.jsonl")
-        done = finished(results)
+        done = batch_done(results)
         todo = [r for r in requests if r.id not in done]
         skipped = len(requests) - len(todo)
         err.print(
