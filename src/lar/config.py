@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from lar.config_agent import AgentSettings, RaySettings, SubAgentSettings
 from lar.config_errors import describe, node_for
 from lar.errors import ConfigError
 
@@ -48,7 +49,6 @@ __all__ = [
 
 BUILTIN_ENGINES = ("llamacpp", "openai")
 """Engine kinds Lar ships (lar.engines.factory); plugins add theirs to the engine registry."""
-AGENT_KINDS = ("loop", "react", "native", "simple", "codeact", "operative", "delegate")
 
 DEFAULT_MODEL_NAME = "default"
 _SECRET_ENV = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)", re.I)
@@ -120,44 +120,6 @@ class ModelConfig(_Strict):
         if self.engine == "openai" and not self.base_url:
             raise ValueError("engine 'openai' needs base_url (e.g. http://127.0.0.1:8000/v1)")
         return self
-
-
-class AgentSettings(_Strict):
-    max_turns: int = Field(8, ge=1, le=100)
-    system_prompt: str | None = None
-    workspace: str | None = None
-    """Directory the file and code tools work in; default: the current directory."""
-    off_topic_below: float | None = Field(0.15, ge=0.0, le=1.0)
-    """Protocol track: first calls whose (narrow) tools all score below this similarity to the
-    request are not run; the model answers without tools (lar.calling.relevance). null: off."""
-    policies: list[str] | None = None
-    """Policies for every model, replacing each model's profile; or edits of the profile when
-    every entry starts with ``-`` or ``+`` (``["-more_calls"]``). Names: ``lar eval --help``."""
-    tool_listing_every: int = Field(10, ge=1, le=1000)
-    """Text tracks (X6): the full tool listing on a run's first turn and every this many turns,
-    a one-line reminder of the tools' signatures in between. 1: the full listing every turn."""
-    max_messages: int = Field(100, ge=4, le=100_000)
-    """A3: a history with more messages is compressed (the older half left out, summarised)."""
-    token_budget: int | None = Field(None, ge=1)
-    """Tokens (prompt + completion, every model call) one run may use; null: no limit (A2)."""
-    time_budget_s: float | None = Field(None, gt=0)
-    """Seconds one run may take; null: no limit (A2)."""
-    kind: str = "loop"
-    """How a run goes (A4): loop, react, native, simple, codeact, operative, delegate."""
-    name: str | None = None
-    """The agent's name: an operative agent keeps its state under ``operator:{name}:state``."""
-    max_parallel: int = Field(3, ge=1, le=64)
-    """A delegate's sub-agents running at once."""
-
-    @field_validator("kind")
-    @classmethod
-    def _known_kind(cls, value: str) -> str:
-        from lar.registry import Registry
-
-        known = sorted({*AGENT_KINDS, *Registry.keys_of("agent kind")})
-        if value not in known:
-            raise ValueError(f"unknown agent kind {value!r}; known: {', '.join(known)}")
-        return value
 
 
 class SandboxSettings(_Strict):
@@ -304,12 +266,6 @@ class McpServerSettings(_Strict):
         _fail("give either command (stdio) or url (Streamable HTTP)")
 
 
-class RaySettings(_Strict):
-    address: str | None = None
-    """An existing Ray cluster (``ray://host:10001`` or ``auto``); none: Lar starts a local
-    instance for the run and stops it after."""
-
-
 class LarConfig(_Strict):
     model: str = DEFAULT_MODEL_NAME
     fallbacks: list[str] = Field(default_factory=list)
@@ -325,6 +281,8 @@ class LarConfig(_Strict):
     """Where a batch's requests and a delegate's parallel sub-agents run (Z2); ``ray`` needs
     ``pip install 'lar[ray]'``."""
     ray: RaySettings = Field(default_factory=RaySettings)
+    agents: dict[str, SubAgentSettings] = Field(default_factory=dict)
+    """Named sub-agents for ``agent.kind: delegate``."""
     mcp: dict[str, McpServerSettings] = Field(default_factory=dict)
     """MCP servers by name; their tools are named ``<server>.<tool>``."""
     home: Path = Field(default_factory=lambda: lar_home(), exclude=True)
@@ -344,6 +302,20 @@ class LarConfig(_Strict):
         for key, value in named:
             if value not in known:
                 raise ValueError(f"{key}: unknown model {value!r}; known: {', '.join(known)}")
+        return self
+
+    @model_validator(mode="after")
+    def _known_members(self) -> LarConfig:
+        for name in self.agent.members or ():
+            if name not in self.agents:
+                known = ", ".join(self.agents) or "none (define them under agents:)"
+                raise ValueError(f"agent.members: no sub-agent {name!r}; known: {known}")
+        for name, sub in self.agents.items():
+            if sub.model is not None and sub.model not in self.model_names():
+                known = ", ".join(self.model_names())
+                raise ValueError(
+                    f"agents.{name}.model: unknown model {sub.model!r}; known: {known}"
+                )
         return self
 
     def model_named(self, name: str) -> ModelConfig:

@@ -210,3 +210,55 @@ def test_plans_are_checked() -> None:
         parse_plan(plan(("x", "a", "go", []), ("x", "b", "go", [])), names)
     with pytest.raises(PlanError, match="not a plan"):
         parse_plan("I will do it myself.", names)
+
+
+def test_sub_agents_from_the_config_get_their_own_tools_and_limits(tmp_path: Path) -> None:
+    from lar import tool
+    from lar.config import load_config
+
+    @tool
+    def read_orders(month: str) -> str:
+        """Read the orders of a month."""
+        return "kettle 12, toaster 3"
+
+    @tool
+    def send_mail(to: str, text: str) -> str:
+        """Send an e-mail."""
+        return "sent"
+
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "agent:\n  kind: delegate\n  members: [reader]\n"
+        "agents:\n"
+        "  reader:\n    description: Reads orders.\n    allowlist: [read_orders]\n"
+        "    max_turns: 3\n    token_budget: 5000\n"
+        "  mailer:\n    description: Sends mail.\n    allowlist: [send_mail]\n"
+    )
+    engine = ScriptedEngine(
+        [
+            plan(("t1", "reader", "Read this month's orders.", [])),
+            "kettle 12, toaster 3",  # the reader's answer (same engine here)
+            "Most ordered: kettle.",
+        ]
+    )
+    boss = Agent(
+        tools=[read_orders, send_mail], engine=engine, config=load_config(path),
+        workspace=tmp_path,
+    )  # fmt: skip
+    result = boss.run("What sold most?")
+    assert result.text == "Most ordered: kettle."
+    planning = engine.calls[0][0].content
+    assert "- reader: Reads orders. (tools: read_orders)" in planning
+    assert "mailer" not in planning  # not a member
+    reader_prompt = engine.calls[1][0].content
+    assert "read_orders(" in reader_prompt and "send_mail" not in reader_prompt
+
+
+def test_the_config_refuses_a_member_it_does_not_define(tmp_path: Path) -> None:
+    from lar.config import load_config
+    from lar.errors import ConfigError
+
+    path = tmp_path / "config.yaml"
+    path.write_text("agent:\n  kind: delegate\n  members: [ghost]\n")
+    with pytest.raises(ConfigError, match="agent.members: no sub-agent 'ghost'"):
+        load_config(path)
