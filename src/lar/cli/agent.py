@@ -24,6 +24,7 @@ def make_agent(
     ask_user: Any,
     quiet: bool,
     memory: bool = True,
+    kind: str | None = None,
 ) -> Any:
     from lar.agents import Agent, TaskStore
     from lar.config import load_config
@@ -48,6 +49,7 @@ def make_agent(
             on_model_progress=progress,
             tasks=TaskStore(config.home / "lar.db", redact=Redactor(config.secrets()).text),
             memory=memory,
+            kind=kind,
         )
         agent.session().engine  # noqa: B018 - build the model now: its errors and progress belong here
     return agent

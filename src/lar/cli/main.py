@@ -74,6 +74,13 @@ TrackOpt = Annotated[
     str | None,
     typer.Option(help="Tool-calling track: auto, native, protocol or constrained."),
 ]
+KindOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="How the run goes: loop (default), simple, codeact, operative, delegate, react, "
+        "native (default: agent.kind in config.yaml)."
+    ),
+]
 NoMemoryOpt = Annotated[
     bool,
     typer.Option(
@@ -140,6 +147,7 @@ def run(
     max_turns: Annotated[int | None, typer.Option(min=1, max=100, help="Turn limit.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No log lines on stderr.")] = False,
     no_memory: NoMemoryOpt = False,
+    kind: KindOpt = None,
     urgent: Annotated[
         bool, typer.Option("--urgent", help="Speed first: the router picks the smallest model.")
     ] = False,
@@ -150,9 +158,10 @@ def run(
     Without --model the router picks the model (see `lar trace show ID` for why). Tools that
     change things (file_write, file_patch, code_run) need confirmation: without --yes they are
     denied and the model is told so. When `lar serve` runs, the request goes to it (the model
-    is loaded there already); --local, --track, --max-turns, --no-memory or --urgent run it here.
+    is loaded there already); --local, --track, --max-turns, --no-memory, --urgent or --kind
+    run it here.
     """
-    here = local or track or max_turns or no_memory or urgent
+    here = local or track or max_turns or no_memory or urgent or kind
     remote = None if here else _remote(workspace, model, "allow" if yes else "deny", quiet)
     if remote is not None:
         try:
@@ -171,6 +180,7 @@ def run(
         workspace=workspace,
         max_turns=max_turns,
         memory=not no_memory,
+        kind=kind,
     )
 
 
@@ -185,6 +195,7 @@ def _run_cli(
     workspace: Path | None = None,
     max_turns: int | None = None,
     memory: bool = True,
+    kind: str | None = None,
 ) -> None:
     """Build the agent for a non-interactive command and print what ``events(agent)`` yields."""
     try:
@@ -197,6 +208,7 @@ def _run_cli(
             ask_user=_ask_stdin,
             quiet=quiet or json_out,
             memory=memory,
+            kind=kind,
         )
         _consume(agent, events(agent), json_out=json_out, quiet=quiet)
         learned = agent.session().learned
@@ -317,17 +329,19 @@ def chat(
         bool, typer.Option("--yes", "-y", help="Allow confirm-tools without asking.")
     ] = False,
     no_memory: NoMemoryOpt = False,
+    kind: KindOpt = None,
     local: LocalOpt = False,
 ) -> None:
-    """Talk with Lar. Commands: /reset (forget the conversation), /model [NAME], /exit.
+    """Talk with Lar. /help lists the commands: /reset, /model, /btw, /skills, /trace, /memory,
+    /resume, /exit.
 
-    When `lar serve` runs, the conversation goes to it (--local, --track or --no-memory keep it
-    here); calls that need a yes are asked here either way.
+    When `lar serve` runs, the conversation goes to it (--local, --track, --kind or --no-memory
+    keep it here); calls that need a yes are asked here either way.
     """
     from lar.cli.chat import ChatSession
     from lar.cli.remote import remote_agent
 
-    here = local or track or no_memory
+    here = local or track or no_memory or kind
 
     def make(name: str | None, approver: Any, ask: Any) -> Any:
         if not here:
@@ -346,6 +360,7 @@ def chat(
             ask_user=ask,
             quiet=False,
             memory=not no_memory,
+            kind=kind,
         )
 
     try:
