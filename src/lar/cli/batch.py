@@ -109,9 +109,12 @@ def batch(
         log = ResultLog(results)
         counts = {"ok": 0, "failed": 0}
         started = time.perf_counter()
+        first: list[float] = []
 
         def on_result(result: dict[str, Any]) -> None:
             log.write(result)
+            if not first:
+                first.append(time.perf_counter() - started)
             counts["ok" if result.get("ok") else "failed"] += 1
             n = counts["ok"] + counts["failed"]
             if n % 10 == 0 or n == len(todo):
@@ -137,9 +140,10 @@ def batch(
         print_error(exc)
         raise typer.Exit(exit_code(exc)) from None
     took = time.perf_counter() - started
+    head = f", the first after {first[0]:.1f} s" if first else ""
     err.print(
-        f"batch: ran {len(todo)} in {took:.1f} s, {counts['ok']} ok, {counts['failed']} failed; "
-        f"results in {results}"
+        f"batch: ran {len(todo)} in {took:.1f} s{head}, {counts['ok']} ok, {counts['failed']} "
+        f"failed; results in {results}"
     )
     if counts["failed"]:
         raise typer.Exit(1)
