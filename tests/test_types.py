@@ -15,6 +15,8 @@ from lar.types import (
     Notice,
     Routed,
     RunStarted,
+    SubTaskFinished,
+    SubTaskStarted,
     TextDelta,
     Timings,
     ToolCall,
@@ -57,6 +59,10 @@ EVENTS = [
     MemoryWritten("superseded", "I prefer coffee.", "m_2", "m_1"),
     MemoryWritten("refused", "pid 42 runs", reason="holds a process id"),
     ContextCompressed("history", 1800, 420, "3 rounds summarized"),
+    SubTaskStarted("t1", "orders", "Read the orders.", "t_abc.t1"),
+    SubTaskFinished(
+        "t2", "logistics", "timeout", "no answer within 65 s", "", "t_abc.t2", 1.5, 2.5
+    ),
     Final("done", "answer", Usage(1, 2), 12.0, 2),
     ErrorEvent("engine_error", "down"),
 ]

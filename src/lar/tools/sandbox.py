@@ -26,11 +26,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
+
+from lar.tools.bridge import BRIDGE_ENV, Bridge, bridge_pipes, serve
 
 __all__ = [
     "Bridge",
@@ -44,12 +45,7 @@ __all__ = [
 ]
 
 Level = Literal["bubblewrap", "rlimits"]
-Bridge = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-"""Answers a sandboxed program's requests (one JSON object a line) to the process outside."""
-BRIDGE_ENV = "LAR_BRIDGE_FDS"
-"""In a sandbox with a bridge: "W,R", the descriptors to write a request line to and to read
-its answer from."""
-MAX_BRIDGE_LINE = 1 << 20
+
 _PIDS_ROOT = Path("/sys/fs/cgroup/pids")
 _MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
 
@@ -398,7 +394,7 @@ async def run_sandboxed(
         raise ValueError("a staging root needs bubblewrap (mount namespaces)")
     policy.workspace.mkdir(parents=True, exist_ok=True)
     env = _env(policy)
-    pipes = _bridge_pipes() if bridge is not None else None
+    pipes = bridge_pipes() if bridge is not None else None
     if pipes is not None:
         env[BRIDGE_ENV] = f"{pipes[1]},{pipes[2]}"
     groups = _make_cgroups(policy)
@@ -424,7 +420,7 @@ async def run_sandboxed(
             os.close(fd)  # the child holds its own copies
     serving = None
     if pipes is not None and bridge is not None:
-        serving = asyncio.ensure_future(_serve(pipes[0], pipes[3], bridge))
+        serving = asyncio.ensure_future(serve(pipes[0], pipes[3], bridge))
     readers = asyncio.gather(
         _read_capped(proc.stdout, policy.max_output), _read_capped(proc.stderr, policy.max_output)
     )
@@ -468,55 +464,6 @@ async def run_sandboxed(
         truncated=t1 or t2,
         notes=notes,
     )
-
-
-def _bridge_pipes() -> tuple[int, int, int, int]:
-    """(read requests, the child's request end, the child's answer end, write answers)."""
-    requests_r, requests_w = os.pipe()
-    answers_r, answers_w = os.pipe()
-    return requests_r, requests_w, answers_r, answers_w
-
-
-async def _serve(requests_fd: int, answers_fd: int, bridge: Bridge) -> None:
-    """Answer each request line until the program closes its end (or the run ends)."""
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=MAX_BRIDGE_LINE)
-    requests = os.fdopen(requests_fd, "rb", buffering=0)
-    answers = os.fdopen(answers_fd, "wb", buffering=0)
-    transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), requests
-    )
-    try:
-        while True:
-            try:
-                line = await reader.readline()
-            except ValueError:  # a line over the limit
-                answer: dict[str, Any] = {"ok": False, "error": "request too long"}
-                line = b"-"
-            else:
-                if not line:
-                    return
-                try:
-                    request = json.loads(line)
-                    if not isinstance(request, dict):
-                        raise ValueError("not an object")
-                except ValueError as exc:
-                    answer = {"ok": False, "error": f"not a JSON request: {exc}"}
-                else:
-                    answer = await bridge(request)
-            data = (json.dumps(answer, default=str) + "\n").encode()
-            await asyncio.to_thread(_write_all, answers, data)
-    except (BrokenPipeError, ConnectionResetError):
-        return  # the program ended without reading its answer
-    finally:
-        transport.close()
-        answers.close()
-
-
-def _write_all(f: Any, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[f.write(view) :]
 
 
 async def _start(
