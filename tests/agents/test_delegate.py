@@ -262,3 +262,35 @@ def test_the_config_refuses_a_member_it_does_not_define(tmp_path: Path) -> None:
     path.write_text("agent:\n  kind: delegate\n  members: [ghost]\n")
     with pytest.raises(ConfigError, match="agent.members: no sub-agent 'ghost'"):
         load_config(path)
+
+
+def test_the_delegate_runs_time_budget_cuts_its_sub_agents_and_says_what_arrived() -> None:
+    manager = ScriptedEngine(
+        [
+            plan(("fast", "orders", "Status of OD1.", []), ("slow", "stock", "Count SKU 1.", [])),
+            "never asked: the budget is spent before the answer",
+        ]
+    )
+    members = {
+        "orders": member(ScriptedEngine(["OD1 shipped."]), "Orders."),
+        "stock": member(SlowEngine(["352"], delay=30.0), "Stock."),  # no budget of its own
+    }
+    boss = Agent(engine=manager, kind="delegate", members=members, time_budget_s=1.0)
+    result = boss.run("OD1 and SKU 1?")
+    assert result.stop_reason == "time_budget"
+    assert len(manager.calls) == 1  # the plan only
+    ends = {e.id: e for e in result.events if isinstance(e, SubTaskFinished)}
+    assert ends["fast"].status == "success" and ends["slow"].status == "timeout"
+    assert "time budget of 1 s spent" in result.text
+    assert "OD1 shipped." in result.text  # what arrived is kept
+    assert "Missing from this answer: slow (stock, timeout)" in result.text
+
+
+def test_the_delegate_runs_token_budget_stops_the_manager() -> None:
+    manager = ScriptedEngine([plan(("a", "orders", "Status of OD1.", [])), "unused"])
+    members = {"orders": member(ScriptedEngine(["OD1 shipped."]), "Orders.")}
+    boss = Agent(engine=manager, kind="delegate", members=members, token_budget=10)
+    result = boss.run("OD1?")
+    assert result.stop_reason == "token_budget"
+    assert len(manager.calls) == 1
+    assert "token budget of 10 spent" in result.text and "OD1 shipped." in result.text

@@ -23,6 +23,7 @@ import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from lar.agents.budget import Spent
 from lar.agents.calls import finish_task
 from lar.agents.kinds import AgentKind, AgentKindRegistry, RunParts
 from lar.agents.plans import (
@@ -79,7 +80,7 @@ class Delegate(AgentKind):
         if parts.recorder is not None:
             parts.recorder.status("running")
         request = next((m.content for m in reversed(parts.messages) if m.role == "user"), "")
-        manager = _Manager(parts, members)
+        manager = _Manager(parts, members, started)
         plan: list[SubTask] | None = None
         async for event in manager.plan(request):
             if isinstance(event, list):
@@ -87,15 +88,17 @@ class Delegate(AgentKind):
             else:
                 yield event
         if plan is None:
-            yield manager.final("", "error", started)
+            async for event in manager.stop([]):
+                yield event
             return
         results: list[SubResult] = []
-        async for item in run_tasks(session, members, plan, run_id, parts.settings):
+        left = parts.settings.budget.left_s(started)
+        async for item in run_tasks(session, members, plan, run_id, left):
             if isinstance(item, SubResult):
                 results.append(item)
             else:
                 yield item
-        async for event in manager.answer(request, results, started):
+        async for event in manager.answer(request, results):
             yield event
 
 
@@ -119,13 +122,17 @@ def members_from_config(session: Session) -> dict[str, Agent]:
 class _Manager:
     """The manager's two model calls: the plan and the answer."""
 
-    def __init__(self, parts: RunParts, members: Mapping[str, Agent]) -> None:
-        self.parts, self.members = parts, members
+    def __init__(self, parts: RunParts, members: Mapping[str, Agent], started: float) -> None:
+        self.parts, self.members, self.started = parts, members, started
+        self.spent: Spent | None = None
         self.usage_turn = 0
         self.usage = Usage()
 
     async def ask(self, messages: list[Message], **params: Any) -> AsyncIterator[Event | str]:
         settings = self.parts.settings
+        self.spent = self.spent or settings.budget.check(self.usage, self.started)
+        if self.spent is not None:
+            return  # the run's budget is spent: no more model calls
         self.usage_turn += 1
         try:
             response = await self.parts.engine.generate(
@@ -167,9 +174,24 @@ class _Manager:
         yield Notice(Code.BAD_PLAN, f"the manager's plan cannot run: {problem}")
         yield ErrorEvent(Code.BAD_PLAN, f"the manager wrote no plan that can run: {problem}")
 
-    async def answer(
-        self, request: str, results: Sequence[SubResult], started: float
-    ) -> AsyncIterator[Event]:
+    async def stop(self, results: Sequence[SubResult]) -> AsyncIterator[Event]:
+        """The run ends without the manager's answer: its plan failed, or a budget is spent
+        (then what the sub-agents found is the answer, with what is missing)."""
+        if self.spent is None:
+            yield self.final("", "error")
+            return
+        text = f"I stopped before a final answer: the run's {self.spent.describe()}."
+        done = [f"{r.task.id} ({r.task.agent}): {r.text}" for r in results if r.status == "success"]
+        if done:
+            text += " What the sub-agents found: " + "; ".join(short(d, 300) for d in done)
+        note = missing_note("", results)
+        text += f"\n\n{note}" if note else ""
+        yield Notice(Code.BUDGET, f"stopped: the run's {self.spent.describe()}")
+        self.parts.messages.append(Message("assistant", text))
+        finish_task(self.parts.recorder, self.parts.messages, self.parts.ctx, "failed", text)
+        yield self.final(text, self.spent.reason)
+
+    async def answer(self, request: str, results: Sequence[SubResult]) -> AsyncIterator[Event]:
         parts = self.parts
         messages = answer_prompt(request, results, parts.settings.system_prompt)
         text = None
@@ -178,6 +200,10 @@ class _Manager:
                 text = item
             else:
                 yield item
+        if self.spent is not None:
+            async for event in self.stop(results):
+                yield event
+            return
         if text is None:
             text = "\n".join(
                 f"{r.task.id} ({r.task.agent}): {r.text}" for r in results if r.status == "success"
@@ -191,10 +217,10 @@ class _Manager:
         finish_task(
             parts.recorder, parts.messages, parts.ctx, "succeeded" if ok else "failed", text
         )
-        yield self.final(text, "answer", started)
+        yield self.final(text, "answer")
 
-    def final(self, text: str, reason: Any, started: float) -> Final:
-        took = (time.perf_counter() - started) * 1000
+    def final(self, text: str, reason: Any) -> Final:
+        took = (time.perf_counter() - self.started) * 1000
         return Final(text, reason, self.usage, took, self.usage_turn)
 
 
@@ -203,12 +229,14 @@ async def run_tasks(
     members: Mapping[str, Agent],
     plan: Sequence[SubTask],
     run_id: str,
-    settings: Any,
+    left_s: float | None = None,
     *,
     max_parallel: int | None = None,
 ) -> AsyncIterator[Event | SubResult]:
     """Run ``plan``: each task once what it needs is done, at most ``max_parallel`` at once;
-    events as they happen, each ``SubResult`` as it ends."""
+    events as they happen, each ``SubResult`` as it ends. ``left_s``: what the run's time
+    budget has left; no sub-run outlasts it."""
+    deadline = None if left_s is None else time.perf_counter() + left_s
     limit = max_parallel or session.runner.config.agent.max_parallel or DEFAULT_PARALLEL
     gate = asyncio.Semaphore(limit)
     queue: asyncio.Queue[Event | SubResult | None] = asyncio.Queue()
@@ -227,9 +255,9 @@ async def run_tasks(
             result = SubResult(task, "failed", "", f"not run: needs {why}", child, now, now)
         else:
             async with gate:
-                result = await run_one(
-                    session, members[task.agent], task, needed, child, runners, queue
-                )
+                cap = None if deadline is None else max(0.0, deadline - time.perf_counter())
+                member = members[task.agent]
+                result = await run_one(session, member, task, needed, child, runners, queue, cap)
         done[task.id].set_result(result)
         await queue.put(SubTaskFinished(
             task.id, task.agent, result.status, result.reason, short(result.text),
@@ -276,11 +304,14 @@ async def run_one(
     child: str,
     runners: dict[str, Runner],
     queue: asyncio.Queue[Any],
+    cap: float | None = None,
 ) -> SubResult:
-    """One sub-agent's run in a session of its own: its status, text and reason."""
+    """One sub-agent's run in a session of its own: its status, text and reason. ``cap``: the
+    most it may take (the delegate run's time budget left)."""
     runner = session.runner
     limit = member.time_budget_s or runner.config.agent.time_budget_s
     wall = (limit + 5.0) if limit else DEFAULT_SUB_TIMEOUT_S
+    wall = wall if cap is None else min(wall, cap)
     if runner.config.executor == "ray":
         return await on_ray(member, task, needed, child, runner, queue, limit, wall)
     own = member._how.engine  # noqa: SLF001 - a member built with an engine of its own
