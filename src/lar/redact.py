@@ -18,6 +18,8 @@ from lar.types import (
     ModelCalled,
     Notice,
     Routed,
+    SubTaskFinished,
+    SubTaskStarted,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -118,6 +120,10 @@ def _texts(event: Event) -> Iterator[str]:
         yield from (event.memory_id or "", event.replaced or "")
     elif isinstance(event, ContextCompressed):
         yield from (event.part, event.detail)
+    elif isinstance(event, SubTaskStarted):
+        yield from (event.id, event.agent, event.task, event.run_id)
+    elif isinstance(event, SubTaskFinished):
+        yield from (event.id, event.agent, event.reason, event.text, event.run_id)
     elif isinstance(event, Routed):
         yield from (event.model, event.router, event.rule, event.reason)
         yield from (event.query_class, event.tier)

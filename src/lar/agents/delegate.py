@@ -62,6 +62,7 @@ __all__ = ["Delegate", "SubTask", "SubResult", "parse_plan", "PlanError", "MAX_T
 
 DEFAULT_PARALLEL = 3
 DEFAULT_SUB_TIMEOUT_S = 300.0
+RAY_GRACE_S = 60.0
 
 
 @AgentKindRegistry.register("delegate")
@@ -98,6 +99,8 @@ class Delegate(AgentKind):
                 results.append(item)
             else:
                 yield item
+        order = {t.id: n for n, t in enumerate(plan)}
+        results.sort(key=lambda r: order[r.task.id])  # the plan's order, not the finishing one
         async for event in manager.answer(request, results):
             yield event
 
@@ -313,7 +316,10 @@ async def run_one(
     wall = (limit + 5.0) if limit else DEFAULT_SUB_TIMEOUT_S
     wall = wall if cap is None else min(wall, cap)
     if runner.config.executor == "ray":
-        return await on_ray(member, task, needed, child, runner, queue, limit, wall)
+        # a worker may have to start first: the member's own budget is the limit that counts
+        ray_wall = (limit + RAY_GRACE_S) if limit else DEFAULT_SUB_TIMEOUT_S
+        ray_wall = ray_wall if cap is None else min(ray_wall, cap)
+        return await on_ray(member, task, needed, child, runner, queue, limit, ray_wall)
     own = member._how.engine  # noqa: SLF001 - a member built with an engine of its own
     if own is not None:
         runner = runners.setdefault(task.agent, session.runner.sibling(own))
