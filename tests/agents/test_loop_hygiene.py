@@ -130,3 +130,18 @@ def test_the_cut_stays_put_while_the_rest_fits_so_the_prompt_start_is_reused() -
     moved = compress_messages(much_more, 100, first.cut)
     assert moved is not None and moved.cut > first.cut
     assert len(much_more) - moved.cut <= 100
+
+
+def test_an_engine_with_a_prompt_cache_gets_the_full_listing_every_turn_unless_configured() -> None:
+    from lar.agents.request import listing_every
+
+    class Cached(ScriptedEngine):
+        kind = "llamacpp"  # the embedded engine keeps the prompt's prefix cached
+
+    assert listing_every(None, Cached([])) == 1
+    assert listing_every(None, ScriptedEngine([])) == 10
+    assert listing_every(4, Cached([])) == 4
+    engine = Cached([call("add", a=1, b=2), call("add", a=3, b=4), "7"])
+    agent = Agent(tools=[add, lookup], engine=engine, workspace=Path(".")).replace(policies=())
+    agent.run("add")
+    assert all(FULL in messages[0].content for messages in engine.calls)

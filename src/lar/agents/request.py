@@ -46,6 +46,7 @@ __all__ = [
     "fit_request",
     "CallSniffer",
     "loop_settings",
+    "listing_every",
 ]
 
 
@@ -266,6 +267,19 @@ class CallSniffer:
         return out
 
 
+CACHED_PROMPT_ENGINES = frozenset({"llamacpp"})
+"""Engines that keep the prompt's prefix cached between calls: for them the same listing every
+turn is free, and swapping it for a reminder costs the whole prompt again (X6 measured on the
+embedded model, docs/evals.md)."""
+
+
+def listing_every(configured: int | None, engine: Engine) -> int:
+    """X6's interval: the configured one, else 1 on an engine with a prompt cache, else 10."""
+    if configured is not None:
+        return configured
+    return 1 if engine.kind in CACHED_PROMPT_ENGINES else 10
+
+
 def loop_settings(
     agent: Agent, runner: Runner, engine: Engine, cfg: Any
 ) -> tuple[Track, LoopSettings]:
@@ -294,7 +308,7 @@ def loop_settings(
     settings = LoopSettings(
         track=track,
         max_turns=agent.max_turns or config.agent.max_turns,
-        listing_every=config.agent.tool_listing_every,
+        listing_every=listing_every(config.agent.tool_listing_every, engine),
         max_messages=config.agent.max_messages,
         budget=budget,
         system_prompt=agent.system_prompt or config.agent.system_prompt or DEFAULT_SYSTEM_PROMPT,
