@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from lar.agents.loop import run_loop
 from lar.registry import Registry
 from lar.tools.base import tool
-from lar.types import Code, Event, Final, Message, Notice
+from lar.types import Code, Event, Final, Message, Notice, ToolCallFinished
 
 if TYPE_CHECKING:
     from lar.agents.request import Carried, LoopSettings
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from lar.tools.base import ToolContext
     from lar.tools.executor import ToolExecutor
 
-__all__ = ["AgentKind", "AgentKindRegistry", "RunParts", "kind_named", "KINDS", "state_key"]
+__all__ = ["AgentKind", "AgentKindRegistry", "RunParts", "kind_named", "state_key"]
 
 
 class AgentKindRegistry(Registry[type["AgentKind"]]):
@@ -165,10 +165,19 @@ class Operative(AgentKind):
         )
         request = next((m.content for m in reversed(parts.messages) if m.role == "user"), "")
         executor = parts.executor.sibling([save_state])
+        outside = False  # the run read a file, a page or a command's output
         try:
             async for event in parts.loop(executor, system_prompt=prompt):
+                if isinstance(event, ToolCallFinished) and event.result.ran:
+                    used = executor.tools.get(event.result.name)
+                    outside = outside or used is None or used.reads_outside
                 if isinstance(event, Final) and not saved and event.stop_reason != "error":
-                    summary = f"last request: {request}\nlast answer: {event.text}"
+                    # The state is shown to the next session as its own words: an answer drawn
+                    # from outside content could carry injected instructions, so it stays out.
+                    answer = (
+                        "(drawn from content it read; not carried over)" if outside else event.text
+                    )
+                    summary = f"last request: {request}\nlast answer: {answer}"
                     store.put(key, runner.redactor.text(summary[:AUTO_STATE_CHARS]))
                     yield Notice(
                         Code.STATE_SAVED, f"{key}: the model saved none; the run's summary kept"
@@ -184,7 +193,3 @@ def kind_named(name: str) -> AgentKind:
     import lar.agents.delegate  # noqa: F401 - registers "delegate"
 
     return AgentKindRegistry.get(name)()
-
-
-KINDS = ("loop", "react", "native", "simple", "codeact", "operative", "delegate")
-"""Every built-in kind, for ``--help`` and the config's check."""
