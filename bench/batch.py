@@ -26,9 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import write_section  # noqa: E402
 
-from lar.testing import MockOpenAIServer, text_reply, tool_call_reply  # noqa: E402
-
-ADD = re.compile(r"add (\d+) and (\d+)")
+from lar.testing import MockOpenAIServer, adding_reply  # noqa: E402
 
 
 def main() -> None:
@@ -39,15 +37,8 @@ def main() -> None:
     args = parser.parse_args()
 
     def reply(body: dict[str, Any]) -> dict[str, Any]:
-        time.sleep(args.engine_ms / 1000)
-        messages = body["messages"]
-        if messages[-1]["role"] == "tool":
-            return text_reply(f"the sum is {messages[-1]['content']}")
-        user = next(m["content"] for m in reversed(messages) if m["role"] == "user")
-        found = ADD.search(user)
-        if found:
-            return tool_call_reply("calculate", {"expression": f"{found[1]} + {found[2]}"})
-        return text_reply("echo: " + user[::-1])
+        time.sleep(args.engine_ms / 1000)  # a served model's time per call
+        return adding_reply(body)
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp, MockOpenAIServer([reply], repeat_last=True) as srv:

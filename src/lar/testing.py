@@ -11,13 +11,14 @@ the request body. Streaming requests get the same reply as Server-Sent Events. T
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["MockOpenAIServer", "text_reply", "tool_call_reply"]
+__all__ = ["MockOpenAIServer", "text_reply", "tool_call_reply", "adding_reply"]
 
 Reply = dict[str, Any] | tuple[int, Any] | Callable[[dict[str, Any]], Any]
 
@@ -92,6 +93,24 @@ def _sse_events(reply: dict[str, Any]) -> list[dict[str, Any]]:
     if reply.get("usage"):
         events.append({**base, "choices": [], "usage": reply["usage"]})
     return events
+
+
+_ADD = re.compile(r"add (\d+) and (\d+)")
+
+
+def adding_reply(body: dict[str, Any]) -> dict[str, Any]:
+    """A model that is a pure function of the request (batch tests and benchmarks): "add A and
+    B" → a ``calculate`` call, then "the sum is <its result>"; anything else → "echo: " and the
+    request reversed."""
+    messages = body["messages"]
+    last = messages[-1]
+    if last["role"] == "tool":
+        return text_reply(f"the sum is {last['content']}")
+    user = next(m["content"] for m in reversed(messages) if m["role"] == "user")
+    found = _ADD.search(user)
+    if found:
+        return tool_call_reply("calculate", {"expression": f"{found[1]} + {found[2]}"})
+    return text_reply("echo: " + user[::-1])
 
 
 class MockOpenAIServer:

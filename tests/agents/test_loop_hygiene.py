@@ -136,7 +136,7 @@ def test_an_engine_with_a_prompt_cache_gets_the_full_listing_every_turn_unless_c
     from lar.agents.request import listing_every
 
     class Cached(ScriptedEngine):
-        kind = "llamacpp"  # the embedded engine keeps the prompt's prefix cached
+        prompt_cache = True  # as the embedded engine: the prompt's prefix stays cached
 
     assert listing_every(None, Cached([])) == 1
     assert listing_every(None, ScriptedEngine([])) == 10

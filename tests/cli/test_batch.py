@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -18,22 +17,9 @@ from typing import Any
 import pytest
 from _helpers import configure_mock
 
-from lar.testing import MockOpenAIServer, text_reply, tool_call_reply
+from lar.testing import MockOpenAIServer, adding_reply
 
-ADD = re.compile(r"add (\d+) and (\d+)")
-
-
-def reply(body: dict[str, Any]) -> dict[str, Any]:
-    """A pure function of the request: a tool call for "add A and B", its result's answer."""
-    messages = body["messages"]
-    last = messages[-1]
-    if last["role"] == "tool":
-        return text_reply(f"the sum is {last['content']}")
-    user = next(m["content"] for m in reversed(messages) if m["role"] == "user")
-    found = ADD.search(user)
-    if found:
-        return tool_call_reply("calculate", {"expression": f"{found[1]} + {found[2]}"})
-    return text_reply("echo: " + user[::-1])
+reply = adding_reply
 
 
 def need_ray() -> None:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from lar.agents.answers import unrun_calls
+from lar.agents.context import shorten
 from lar.types import StopReason, ToolResult, Usage
 
 __all__ = ["Budget", "Spent", "BudgetSpent", "budget_answer"]
@@ -81,12 +82,7 @@ def budget_answer(
     text = f"I stopped before a final answer: the run's {spent.describe()}."
     found = [r for r in results if r.ok]
     if found:
-        shown = "; ".join(f"{r.name}: {_short(r.content)}" for r in found[-3:])
+        shown = "; ".join(f"{r.name}: {shorten(r.content, 160)}" for r in found[-3:])
         text += f" What the tools returned so far: {shown}"
     unrun = unrun_calls(results, how, reads)
     return f"{text} {' '.join(u.text for u in unrun)}" if unrun else text
-
-
-def _short(text: str, width: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from lar.calling.prompt import first_sentence
 from lar.tools.base import Tool, ToolContext, tool
 from lar.tools.builtin.code import NOTEBOOK_RUNNER, report, sandbox_policy, snapshot
 from lar.tools.danger import Verdict, assess
@@ -74,7 +75,7 @@ def function_name(name: str) -> str:
 def describe(tools: Sequence[Tool]) -> str:
     """The instructions: the functions the code may call, one line each."""
     lines = [
-        f"{function_name(t.name)}{signature(t)[len(t.name) :]}: {_first(t.description)}"
+        f"{function_name(t.name)}{signature(t)[len(t.name) :]}: {first_sentence(t.description)}"
         for t in tools
     ]
     functions = "\n".join(lines) if lines else "(none: plain Python only)"
@@ -87,12 +88,6 @@ def describe(tools: Sequence[Tool]) -> str:
         "tool's result yourself; call its function. When you have the result, answer me in "
         "plain text, without code."
     )
-
-
-def _first(text: str) -> str:
-    text = " ".join(text.split())
-    end = text.find(". ")
-    return text if end < 0 else text[: end + 1]
 
 
 def _danger(args: dict[str, Any], ctx: ToolContext) -> Verdict:

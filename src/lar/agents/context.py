@@ -42,6 +42,7 @@ __all__ = [
     "PER_MESSAGE",
     "Compressed",
     "compress_messages",
+    "shorten",
 ]
 
 SHARES: dict[str, float] = {"system": 0.15, "history": 0.40, "memory": 0.23, "tools": 0.22}
@@ -144,7 +145,8 @@ def rounds(history: Sequence[Message]) -> list[list[Message]]:
     return out
 
 
-def _short(text: str, width: int) -> str:
+def shorten(text: str, width: int) -> str:
+    """One line of at most ``width`` characters, cut with "…"."""
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
@@ -153,10 +155,10 @@ def progress_line(dropped: list[list[Message]], kept: list[list[Message]]) -> st
     """≤ 100 characters: the conversation's goal, how much is done, where it stands.
 
     It depends only on the dropped rounds, so it stays the same while the cut does."""
-    goal = _short(dropped[0][0].content, 34) if dropped else ""
-    last = _short(dropped[-1][0].content, 30) if dropped else ""
+    goal = shorten(dropped[0][0].content, 34) if dropped else ""
+    last = shorten(dropped[-1][0].content, 30) if dropped else ""
     line = f"goal: {goal}; done: {len(dropped)} earlier rounds, last: {last}"
-    return _short(line, SUMMARY_CHARS)
+    return shorten(line, SUMMARY_CHARS)
 
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -351,7 +353,7 @@ def compress_messages(history: Sequence[Message], limit: int, cut: int = 0) -> C
     line = f"{left_out} earlier messages left out"
     if calls:
         line += f"; {len(calls)} tool calls ({names})"
-    return Compressed(pinned + kept, _short(line, SUMMARY_CHARS), cut, left_out)
+    return Compressed(pinned + kept, shorten(line, SUMMARY_CHARS), cut, left_out)
 
 
 def _boundary(history: Sequence[Message], at: int) -> int:

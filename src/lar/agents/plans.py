@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lar.calling.prompt import first_sentence
 from lar.errors import LarError
 from lar.repair import load_json
 from lar.types import Message, SubStatus
@@ -128,19 +129,13 @@ def _unfenced(text: str) -> str:
     return text
 
 
-def _first_sentence(text: str) -> str:
-    text = " ".join(text.split())
-    end = text.find(". ")
-    return text if end < 0 else text[: end + 1]
-
-
 def short(text: str, width: int = RESULT_CHARS) -> str:
     text = text.strip()
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def member_line(name: str, agent: Agent) -> str:
-    about = _first_sentence(agent.description or agent.system_prompt or "a general helper")
+    about = first_sentence(agent.description or agent.system_prompt or "a general helper")
     allowed = agent.allowlist
     tools = ", ".join(t.name for t in agent.tools if allowed is None or t.name in allowed)
     tools = tools or "none"

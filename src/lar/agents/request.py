@@ -267,17 +267,13 @@ class CallSniffer:
         return out
 
 
-CACHED_PROMPT_ENGINES = frozenset({"llamacpp"})
-"""Engines that keep the prompt's prefix cached between calls: for them the same listing every
-turn is free, and swapping it for a reminder costs the whole prompt again (X6 measured on the
-embedded model, docs/evals.md)."""
-
-
 def listing_every(configured: int | None, engine: Engine) -> int:
-    """X6's interval: the configured one, else 1 on an engine with a prompt cache, else 10."""
+    """X6's interval: the configured one, else 1 on an engine with a prompt cache (the same
+    listing every turn is free there, a reminder instead costs the whole prompt again: measured
+    on the embedded model, docs/evals.md), else 10."""
     if configured is not None:
         return configured
-    return 1 if engine.kind in CACHED_PROMPT_ENGINES else 10
+    return 1 if engine.prompt_cache else 10
 
 
 def loop_settings(

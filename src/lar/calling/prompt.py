@@ -22,6 +22,7 @@ __all__ = [
     "tool_listing",
     "protocol_system_prompt",
     "tool_reminder",
+    "first_sentence",
     "call_text",
     "fold_tool_results",
     "ANSWER_MODE_NOTE",
@@ -44,7 +45,7 @@ __all__ = [
 _ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "vs", "approx", "incl", "no", "st", "dr", "mr"})
 
 
-def _first_sentence(text: str, limit: int = 160) -> str:
+def first_sentence(text: str, limit: int = 160) -> str:
     """Up to the first full stop or semicolon that ends a sentence ("e.g. Boston" and "the
     U.S. state" go on)."""
     line = " ".join(text.split())
@@ -75,7 +76,7 @@ def _notes(tool: Tool) -> list[str]:
         if name not in required:
             continue
         text = spec.get("description", "") if isinstance(spec, dict) else ""
-        said = _first_sentence(text, NOTE_LIMIT) if isinstance(text, str) else ""
+        said = first_sentence(text, NOTE_LIMIT) if isinstance(text, str) else ""
         if len(set(re.findall(r"\w+", said.casefold())) - set(re.findall(r"\w+", name))) > 2:
             out.append(f"  {name}: {said}")
     return out
@@ -93,7 +94,7 @@ def _lines(tool: Tool) -> tuple[str, list[str]]:
             _LINES.clear()
         found = _LINES[id(tool)] = (
             tool,
-            f"{signature(tool)}: {_first_sentence(tool.description)}",
+            f"{signature(tool)}: {first_sentence(tool.description)}",
             _notes(tool),
         )
     return found[1], found[2]

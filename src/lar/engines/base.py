@@ -36,6 +36,9 @@ class Engine(ABC):
     name: str = "engine"
     model: str = ""
     kind: str = "engine"
+    prompt_cache: bool = False
+    """Keeps the prompt's prefix cached between calls (llama.cpp): a request that repeats the
+    last one's beginning costs only its new tokens (lar.agents.request ``listing_every``)."""
 
     @abstractmethod
     def stream(

@@ -23,6 +23,7 @@ class FailoverEngine(Engine):
         self.engines = list(engines)
         self.name = self.engines[0].name
         self.model = self.engines[0].model
+        self.prompt_cache = self.engines[0].prompt_cache  # the engine that answers first
         self.failures: list[str] = []
 
     async def stream(

@@ -68,6 +68,7 @@ def default_threads() -> int:
 
 class LlamaCppEngine(Engine):
     kind = "llamacpp"
+    prompt_cache = True
     slots = 1
     """Requests llama.cpp serves at once (``n_parallel``); ``QueuedEngine`` queues the rest."""
 

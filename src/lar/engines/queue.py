@@ -46,6 +46,7 @@ class QueuedEngine(Engine):
         self.name = engine.name
         self.model = engine.model
         self.kind = engine.kind
+        self.prompt_cache = engine.prompt_cache
         self.context_size = engine.context_size
         self.slots = slots or getattr(engine, "slots", None) or 1_000_000
         """Calls served at once: the engine's own ``slots`` (llama.cpp: 1), else no limit."""
