@@ -192,8 +192,23 @@ class ServerSettings(_Strict):
     host: str = "127.0.0.1"
     port: int = Field(DEFAULT_PORT, ge=1, le=65535)
     token: SecretStr | None = None
-    """Required of every request when set (write ``${LAR_TOKEN}``); required to bind anything
-    but loopback."""
+    """The token every request carries (write ``${LAR_TOKEN}``); required to bind anything but
+    loopback. Without it, Lar keeps a random one in ``$LAR_HOME/server.token`` (mode 0600)."""
+    approvals: Literal["wait", "deny", "allow"] = "wait"
+    """Calls that need a yes: wait for one (panel, ``/api/approvals``), deny them, or allow
+    them all. The owner's choice: a request may ask for less (``deny``), never for more."""
+    workspaces: list[Path] = Field(default_factory=list)
+    """Folders besides the server's own (``lar serve --workspace``, else where it started) that
+    a request may name as its workspace (``lar run`` sends its current folder); a request for
+    any other folder is refused."""
+
+    @field_validator("workspaces")
+    @classmethod
+    def _absolute(cls, folders: list[Path]) -> list[Path]:
+        for folder in folders:
+            if not folder.expanduser().is_absolute():
+                raise ValueError(f"{str(folder)!r} is not an absolute folder")
+        return [f.expanduser() for f in folders]
     cors_origins: list[str] = Field(default_factory=list)
     """Origins a browser may call the API from (none: CORS off)."""
     max_body_kb: int = Field(1024, ge=1, le=1_048_576)

@@ -22,7 +22,7 @@ from tests.server._thread import ServerThread
 from lar.config import load_config
 from lar.engines.scripted import ScriptedEngine
 from lar.scheduler import JobStore
-from lar.server import Hub, create_app
+from lar.server import Hub, create_app, server_token
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SHOTS = Path(__file__).parent / "screenshots"
@@ -91,7 +91,8 @@ def _wait(predicate: Any, what: str, timeout_s: float = 20.0) -> None:
 
 def test_the_panel_shows_runs_memory_and_approvals(server: tuple[str, Hub, Path]) -> None:
     url, hub, workspace = server
-    api = httpx.Client(base_url=url, headers={"Authorization": "Bearer local"}, timeout=30)
+    token = server_token(hub.config)
+    api = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
     with api:
         _panel_round(url, hub, workspace, api)
 
@@ -112,7 +113,10 @@ def _panel_round(url: str, hub: Hub, workspace: Path, api: httpx.Client) -> None
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         try:
             page = browser.new_page(viewport={"width": 1100, "height": 900})
-            page.goto(url + "/")
+            # the link `lar serve` prints signs the panel in; the token leaves the address
+            page.goto(url + "/#token=" + server_token(hub.config))
+            expect(page.locator("#signin")).to_be_hidden()
+            page.wait_for_function("location.hash === ''")
             # a finished run and its steps
             row = page.locator(f'li[data-run="{finished}"]')
             expect(row).to_contain_text("What is 17*23?")
@@ -159,7 +163,7 @@ def _panel_round(url: str, hub: Hub, workspace: Path, api: httpx.Client) -> None
             assert {"code_run", "shell"} <= set(hub.hidden)
             # a phone-sized screen shows the same panel
             phone = browser.new_page(viewport={"width": 390, "height": 844})
-            phone.goto(url + "/")
+            phone.goto(url + "/#token=" + server_token(hub.config))
             expect(phone.locator(f'li[data-run="{waiting}"]')).to_contain_text("succeeded")
             width = phone.evaluate("document.documentElement.scrollWidth")
             assert width <= 390, f"the panel is {width}px wide on a 390px screen"
@@ -267,12 +271,12 @@ def test_the_panel_shows_roles_and_an_unavailable_capability(
 ) -> None:
     from playwright.sync_api import expect, sync_playwright
 
-    url = server[0]
+    url, hub = server[0], server[1]
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         try:
             page = browser.new_page(viewport={"width": 1100, "height": 900})
-            page.goto(url + "/")
+            page.goto(url + "/#token=" + server_token(hub.config))
             role = page.locator('li[data-role="counter"]')
             expect(role).to_contain_text("counter 1.0.0")
             expect(role).to_contain_text("READY")

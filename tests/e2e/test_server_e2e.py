@@ -6,7 +6,7 @@ from pathlib import Path
 
 import httpx
 import openai
-from tests.server._process import ask_streaming, lar_serve
+from tests.server._process import ask_streaming, auth, lar_serve, token_of
 
 
 def test_the_openai_package_gets_tool_using_answers_from_lar_serve(
@@ -16,7 +16,9 @@ def test_the_openai_package_gets_tool_using_answers_from_lar_serve(
     work.mkdir()
     (work / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "2.4.1"\n')
     with lar_serve(lar_home, cwd=work, wait_s=300) as url:
-        client = openai.OpenAI(base_url=f"{url}/v1", api_key="local", max_retries=0, timeout=300)
+        client = openai.OpenAI(
+            base_url=f"{url}/v1", api_key=token_of(lar_home), max_retries=0, timeout=300
+        )
         ids = [m.id for m in client.models.list()]
         assert "lar" in ids and "lar/default" in ids
         reply = client.chat.completions.create(
@@ -31,5 +33,5 @@ def test_the_openai_package_gets_tool_using_answers_from_lar_serve(
         assert "> ⚙ calculate" in text, text
         assert "7006652" in text.replace(",", "").replace(" ", ""), text
         assert usage is not None and usage.completion_tokens > 0
-        ready = httpx.get(f"{url}/health/ready", timeout=30)
+        ready = httpx.get(f"{url}/health/ready", headers=auth(lar_home), timeout=30)
         assert ready.status_code == 200, ready.text

@@ -15,6 +15,15 @@ from typing import Any
 import httpx
 
 
+def token_of(home: Path) -> str:
+    """The token ``lar serve`` made for ``home`` on its first start."""
+    return (home / "server.token").read_text(encoding="ascii").strip()
+
+
+def auth(home: Path) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token_of(home)}"}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -12,7 +12,7 @@ import pytest
 
 from lar.config import load_config
 from lar.engines.scripted import ScriptedEngine
-from lar.server import Hub, create_app
+from lar.server import Hub, create_app, server_token
 
 
 def call(name: str, **args: object) -> str:
@@ -50,7 +50,9 @@ async def make_client(lar_home: Path, tmp_path: Path) -> AsyncIterator[Callable[
         client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app),
             base_url="http://127.0.0.1:8765",
-            headers=headers if headers is not None else {"Authorization": "Bearer test"},
+            headers=headers
+            if headers is not None
+            else {"Authorization": f"Bearer {server_token(config)}"},
             timeout=30,
         )
         hubs.append(hub)

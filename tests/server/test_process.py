@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import openai
-from tests.server._process import ask_streaming, lar_serve
+from tests.server._process import ask_streaming, auth, lar_serve, token_of
 
 from lar.testing import MockOpenAIServer, text_reply, tool_call_reply
 
@@ -31,7 +31,7 @@ def test_the_openai_package_gets_answers_streams_and_models(lar_home: Path, tmp_
     with MockOpenAIServer(script) as mock:
         _configure(lar_home, mock.url)
         with lar_serve(lar_home, cwd=tmp_path) as url:
-            client = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0)
+            client = openai.OpenAI(base_url=f"{url}/v1", api_key=token_of(lar_home), max_retries=0)
             models = [m.id for m in client.models.list()]
             assert models == ["lar", "lar/default", "lar/mock"]
             reply = client.chat.completions.create(
@@ -43,7 +43,7 @@ def test_the_openai_package_gets_answers_streams_and_models(lar_home: Path, tmp_
             text, usage = ask_streaming(client, "And 6*7 once more?")
             assert text.rstrip().endswith("Again 42.")
             assert usage is not None and usage.completion_tokens > 0
-            ready = httpx.get(f"{url}/health/ready", timeout=10)
+            ready = httpx.get(f"{url}/health/ready", headers=auth(lar_home), timeout=10)
             assert ready.status_code == 200, ready.text
 
 
@@ -77,13 +77,13 @@ def test_lar_run_uses_a_running_server_unless_local(lar_home: Path, tmp_path: Pa
             assert served.stdout.strip() == "Written."
             # the tools worked in the caller's folder, not the server's
             assert (here / "out.txt").read_text() == "via the server"
-            runs = httpx.get(f"{url}/api/runs", timeout=10).json()["runs"]
+            runs = httpx.get(f"{url}/api/runs", headers=auth(lar_home), timeout=10).json()["runs"]
             assert [r["request"] for r in runs] == ["Write 'via the server' to out.txt"]
             local = _lar(lar_home, here, "run", "--local", "Say hi")
             assert local.returncode == 0, local.stderr
             assert "using lar serve" not in local.stderr
             assert local.stdout.strip() == "Answered here."
-            runs = httpx.get(f"{url}/api/runs", timeout=10).json()["runs"]
+            runs = httpx.get(f"{url}/api/runs", headers=auth(lar_home), timeout=10).json()["runs"]
             served_here = [r["request"] for r in runs if "events" in r]  # this server's runs
             assert served_here == ["Write 'via the server' to out.txt"]
             assert "Say hi" in [r["request"] for r in runs]  # its trace, in the shared lar.db

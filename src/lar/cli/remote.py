@@ -18,6 +18,7 @@ from typing import Any, Literal
 import httpx
 
 from lar.errors import LarError
+from lar.server import server_token
 from lar.types import EVENT_TYPES, Event, Final, Message, ToolCall, event_from_json
 
 __all__ = ["RemoteAgent", "find_server", "remote_agent"]
@@ -62,7 +63,7 @@ class RemoteAgent:
         confirm: Confirm | None = None,
     ) -> None:
         self.url = url
-        headers = {"Authorization": f"Bearer {token or 'local'}"}
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.http = httpx.Client(base_url=url, headers=headers, timeout=httpx.Timeout(30.0))
         self.workspace = (workspace or Path.cwd()).resolve()
         self.model = model
@@ -95,13 +96,14 @@ class RemoteAgent:
         body: dict[str, Any] = {
             "text": text,
             "workspace": str(self.workspace),
-            "approvals": self.approvals,
             "history": [
                 {"role": m.role, "content": m.content}
                 for m in history or []
                 if m.role in ("user", "assistant") and m.content and not m.tool_calls
             ],
         }
+        if self.approvals == "deny":
+            body["approvals"] = "deny"  # else the owner's setting: waiting calls are asked here
         if self.session_id and not aside:
             body["session"] = self.session_id
         if self.model:
@@ -135,8 +137,8 @@ class RemoteAgent:
     def _answer(self, approval: dict[str, Any]) -> None:
         """Ask the terminal's approver as a local run would (the server's danger warnings
         shown), and send its answer."""
-        allow = False
-        if self.confirm is not None:
+        allow = self.approvals == "allow"  # --yes: this terminal says yes to each
+        if not allow and self.confirm is not None:
             call = ToolCall(approval["id"], approval["tool"], approval["arguments"])
             reasons = SimpleNamespace(reasons=approval.get("reasons") or [])
             tool = SimpleNamespace(name=approval["tool"], danger=lambda args, ctx: reasons)
@@ -184,9 +186,29 @@ def remote_agent(
     url = find_server(config.home)
     if url is None:
         return None
-    token = config.server.token.get_secret_value() if config.server.token else None
+    token = server_token(config, create=False)
+    folder = (workspace or Path.cwd()).resolve()
+    roots = _workspace_roots(url, token)
+    if roots is not None and not any(folder.is_relative_to(r) for r in roots):
+        if not quiet:
+            console_err().print(
+                f"[dim]lar serve at {url} does not work in {folder} (server.workspaces): "
+                "running here[/dim]"
+            )
+        return None
     if not quiet:
         console_err().print(f"[dim]using lar serve at {url} (--local runs here instead)[/dim]")
     return RemoteAgent(
         url, token=token, workspace=workspace, model=model, approvals=approvals, confirm=confirm
     )
+
+
+def _workspace_roots(url: str, token: str | None) -> list[Path] | None:
+    """The folders the server at ``url`` runs requests in (None: it did not say)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        r = httpx.get(f"{url}/api/status", headers=headers, timeout=5.0)
+        roots = r.json().get("workspaces") if r.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    return [Path(p) for p in roots] if isinstance(roots, list) else None

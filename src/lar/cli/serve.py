@@ -30,14 +30,18 @@ def serve(
     """Serve the agent on this machine: an OpenAI-compatible API at /v1, Lar's API at /api
     (documented at /docs), health at /health and the web panel at /.
 
-    Listens on 127.0.0.1 only, unless --host (or server.host) names another address; then a
-    token is required (server.token: ${LAR_TOKEN} in config.yaml) and every request must carry
-    it. Tools that need confirmation wait for an answer in the panel or at /api/approvals; none
-    within server.approval_timeout_s is a no.
+    Listens on 127.0.0.1 only, unless --host (or server.host) names another address (then
+    server.token: ${LAR_TOKEN} must be set in config.yaml). Every request carries the token:
+    server.token, else a random one Lar keeps in $LAR_HOME/server.token (mode 0600; the CLI
+    reads it there, the panel link printed at start carries it). Runs work in this folder (or
+    --workspace) and in server.workspaces only; server.approvals (wait, deny, allow) is the
+    owner's, a request may ask for less. Tools that need confirmation wait for an answer in
+    the panel or at /api/approvals; none within server.approval_timeout_s is a no.
     """
     from lar.config import load_config
     from lar.registry import load_plugins
     from lar.server import serve as run_server
+    from lar.server import server_token
 
     try:
         load_plugins()
@@ -46,11 +50,14 @@ def serve(
         if changes:
             config = config.model_copy(update={"server": config.server.model_copy(update=changes)})
 
+        token = server_token(config)  # an empty LAR_TOKEN is an error here, not per request
+        where = "server.token" if config.server.token else str(config.home / "server.token")
+
         def ready(url: str) -> None:
-            auth = "token required" if config.server.token else "loopback only, no token"
             console_err().print(
-                f"lar serves on {url} ({auth}): panel {url}/, OpenAI API {url}/v1, "
-                f"docs {url}/docs. Ctrl-C stops it."
+                f"lar serves on {url}: every request needs its token (from {where}; the CLI "
+                f"reads it there). Panel: {url}/#token={token} — OpenAI API {url}/v1 "
+                f"(api_key: the token), docs {url}/docs. Ctrl-C stops it."
             )
 
         console_err().print("loading the model…")

@@ -7,7 +7,16 @@ from typing import TYPE_CHECKING
 
 from lar._lazy import lazy_exports
 
-__all__ = ["Hub", "create_app", "serve", "ServeError", "is_loopback", "build_mcp_server"]
+__all__ = [
+    "Hub",
+    "create_app",
+    "serve",
+    "ServeError",
+    "is_loopback",
+    "build_mcp_server",
+    "server_token",
+    "Guard",
+]
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
@@ -18,6 +27,8 @@ __getattr__, __dir__ = lazy_exports(
         "ServeError": "lar.server.start",
         "is_loopback": "lar.server.security",
         "build_mcp_server": "lar.server.mcp",
+        "server_token": "lar.server.token",
+        "Guard": "lar.server.security",
     },
 )
 
@@ -25,5 +36,6 @@ if TYPE_CHECKING:
     from lar.server.app import create_app
     from lar.server.hub import Hub
     from lar.server.mcp import build_mcp_server
-    from lar.server.security import is_loopback
+    from lar.server.security import Guard, is_loopback
     from lar.server.start import ServeError, serve
+    from lar.server.token import server_token

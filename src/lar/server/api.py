@@ -41,12 +41,15 @@ class RunRequest(BaseModel):
     model: str | None = Field(None, description="A configured model (default: the router's).")
     history: list[Turn] = Field(default_factory=list, description="Earlier turns, oldest first.")
     workspace: str | None = Field(
-        None, description="Absolute folder the tools work in (default: the server's)."
+        None,
+        description="Absolute folder the tools work in (default: the server's); only the "
+        "server's own folder, or one inside server.workspaces, is accepted.",
     )
-    approvals: Approving = Field(
-        "wait",
-        description="Calls that need a yes: wait for an answer at /api/approvals, or allow "
-        "or deny them all for this run (`lar run --yes` allows).",
+    approvals: Approving | None = Field(
+        None,
+        description="Calls that need a yes: the server's setting (server.approvals, default "
+        "wait: an answer at /api/approvals) unless the request asks for less — `deny` them "
+        "all, or `wait` where the server allows all. A request never asks for more.",
     )
 
 
@@ -69,16 +72,41 @@ async def start_run(body: RunRequest, request: Request) -> dict[str, Any]:
         folder = Path(body.workspace)
         if not folder.is_absolute() or not await asyncio.to_thread(folder.is_dir):
             raise HTTPException(400, f"workspace {body.workspace!r} is not an absolute folder")
-        workspace = str(folder)
+        allowed = await asyncio.to_thread(hub.allows_workspace, folder)
+        if not allowed:
+            roots = ", ".join(str(r) for r in hub.workspace_roots())
+            raise HTTPException(
+                403,
+                f"workspace {body.workspace!r} is not one this server works in ({roots}); "
+                "its owner can add it to server.workspaces in config.yaml",
+            )
+        workspace = str(await asyncio.to_thread(folder.resolve))
+    approvals = _approvals(hub.config.server.approvals, body.approvals)
     run = hub.start(
         body.text,
         session_id=body.session,
         history=[Message(t.role, t.content) for t in body.history],
         model=body.model or "",
         workspace=workspace,
-        approvals=body.approvals,
+        approvals=approvals,
     )
     return run.summary()
+
+
+_LEVELS = {"deny": 0, "wait": 1, "allow": 2}
+
+
+def _approvals(owner: Approving, asked: Approving | None) -> Approving:
+    """The request's approvals where they ask for no more than the owner set, else 403."""
+    if asked is None:
+        return owner
+    if _LEVELS[asked] > _LEVELS[owner]:
+        raise HTTPException(
+            403,
+            f"approvals {asked!r}: this server's owner set {owner!r} (server.approvals in "
+            "config.yaml); a request may ask for less, never for more",
+        )
+    return asked
 
 
 @router.post("/runs/{run_id}/stop")

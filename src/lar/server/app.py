@@ -22,6 +22,7 @@ from lar.server import api, health, openai_api
 from lar.server.health import Health
 from lar.server.hub import Hub
 from lar.server.security import CSRF_COOKIE, SESSION_COOKIE, Guard, new_csrf, session_cookie
+from lar.server.token import server_token
 
 __all__ = ["create_app", "PANEL_DIR"]
 
@@ -48,7 +49,8 @@ def create_app(
     """The app for ``hub``; ``self_url`` (``http://127.0.0.1:PORT``) lets the web probe fetch
     a page of this server; ``preload`` loads the default model before the first request."""
     settings = hub.config.server
-    token = settings.token.get_secret_value() if settings.token is not None else None
+    token = server_token(hub.config)
+    assert token is not None  # made when missing
     checks = Health(hub, self_url=self_url)
 
     @asynccontextmanager
@@ -82,7 +84,7 @@ def create_app(
         title="Lar",
         version=__version__,
         description="A local-first personal agent: OpenAI-compatible chat, runs and their "
-        "events, approvals, memory and health. Loopback only unless a token is set.",
+        "events, approvals, memory and health. Every request carries the server's token.",
         lifespan=lifespan,
     )
     app.state.hub = hub
@@ -116,8 +118,6 @@ def create_app(
     @app.post("/auth", include_in_schema=False)
     async def auth(body: Login) -> Response:
         """The panel's sign-in: the token for a session cookie (HttpOnly, SameSite=Strict)."""
-        if token is None:
-            return JSONResponse({"auth": "not needed"})
         if not hmac.compare_digest(body.token.encode(), token.encode()):
             raise HTTPException(401, "wrong token")
         response = JSONResponse({"auth": "ok"})

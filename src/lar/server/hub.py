@@ -99,6 +99,16 @@ class Hub:
             jobs.serve(self._jobs_stop, on_fired=fired)
         )
 
+    def workspace_roots(self) -> list[Path]:
+        """The folders runs may work in: the server's own and ``server.workspaces``."""
+        own = Path(self.workspace) if self.workspace else Path.cwd()
+        return [own.resolve(), *(Path(f).resolve() for f in self.config.server.workspaces)]
+
+    def allows_workspace(self, folder: Path) -> bool:
+        """Whether ``folder`` (symlinks resolved) is one of, or inside, the workspace roots."""
+        real = folder.resolve()
+        return any(real == root or real.is_relative_to(root) for root in self.workspace_roots())
+
     def mask(self, value: Any) -> Any:
         """``value`` with every configured secret masked (every response passes here)."""
         return mask_strings(value, self.redactor.text)
@@ -174,13 +184,14 @@ class Hub:
         system: str = "",
         model: str = "",
         workspace: str = "",
-        approvals: Approving = "wait",
+        approvals: Approving | None = None,
     ) -> RunLog:
         """Start a run now (it waits behind the session's previous one); follow its log.
-        ``workspace``: the folder its tools work in (default: the server's)."""
+        ``workspace``: the folder its tools work in (default: the server's); ``approvals``:
+        default the owner's ``server.approvals``."""
         sid = session_id or "s_" + secrets.token_hex(6)
         run = RunLog(id="t_" + secrets.token_hex(6), session=sid, text=self.redactor.text(text))
-        run.approvals = approvals
+        run.approvals = approvals or self.config.server.approvals
         self.runs[run.id] = run
         self._trim()
         variant = (system, model, workspace)
@@ -282,6 +293,7 @@ class Hub:
             "queued": queue,
             "waiting": [a.view() for a in self.approvals.pending()],
             "sessions": len({k[0] for k in self._sessions}),
+            "workspaces": [str(root) for root in self.workspace_roots()],
             "uptime_s": round(time.time() - self.started, 1),
         }
 

@@ -3,9 +3,11 @@
 1. **Host**: only the names this server is reached by (loopback names, the bound address) — a
    web page whose domain was rebound to 127.0.0.1 gets 421, not the agent.
 2. **Body size**: a body over ``server.max_body_kb`` gets 413 before it is read.
-3. **Token** (when ``server.token`` is set): ``Authorization: Bearer …`` or the panel's session
-   cookie, compared in constant time; else 401. The panel's own files (which hold no data) load
-   without it so that the panel can ask for it, and ``/health/live`` answers without it.
+3. **Token** (always: ``server.token``, else the one in ``$LAR_HOME/server.token``, see
+   lar.server.token): ``Authorization: Bearer …`` or the panel's session cookie, compared in
+   constant time; else 401 (loopback is no boundary: every local user can reach it). The
+   panel's own files (which hold no data) load without it so that the panel can ask for it,
+   and ``/health/live`` answers without it.
 4. **CSRF**: a state-changing request (POST, PUT, PATCH, DELETE) needs an ``Authorization`` header
    (API clients; a browser cannot add one to a cross-site request without a CORS preflight, which
    this server refuses unless ``server.cors_origins`` allows it) or the ``X-CSRF-Token`` header
@@ -73,10 +75,12 @@ class _TooLarge(HTTPException):
 
 
 class Guard:
-    def __init__(self, app: ASGIApp, *, token: str | None, host: str, max_body: int) -> None:
+    def __init__(self, app: ASGIApp, *, token: str, host: str, max_body: int) -> None:
+        if not token:
+            raise ValueError("the guard needs a token")
         self.app = app
         self.token = token
-        self.cookie = session_cookie(token) if token else None
+        self.cookie = session_cookie(token)
         self.max_body = max_body
         self.hosts = {"127.0.0.1", "localhost", "::1", host.lower().strip("[]")}
 
@@ -95,7 +99,7 @@ class Guard:
             return
         cookies = _cookies(headers["cookie"]) if "cookie" in headers else {}
         path = scope.get("path", "")
-        if self.token is not None and not _public(path) and not self._authorized(headers, cookies):
+        if not _public(path) and not self._authorized(headers, cookies):
             await _refuse(send, 401, "missing or wrong token (Authorization: Bearer …)", auth=True)
             return
         if scope.get("method") in _CHANGES and "authorization" not in headers:
@@ -107,7 +111,6 @@ class Guard:
         await self.app(scope, self._limited(receive), send)
 
     def _authorized(self, headers: dict[str, str], cookies: dict[str, str]) -> bool:
-        assert self.token is not None and self.cookie is not None
         auth = headers.get("authorization", "")
         if auth[:7].lower() == "bearer ":
             return hmac.compare_digest(auth[7:].strip().encode(), self.token.encode())

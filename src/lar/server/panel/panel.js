@@ -363,4 +363,18 @@ async function start() {
   if (!timer) timer = setInterval(tick, POLL_MS);
 }
 
-start();
+// `lar serve` prints the panel's address with the token after "#token=": the fragment never
+// reaches a server or a log. Trade it for the session cookie, then drop it from the address.
+async function signInFromLink() {
+  const m = location.hash.match(/^#token=([^&]+)/);
+  if (!m) return;
+  history.replaceState(null, "", location.pathname + location.search);
+  try {
+    await api("/auth", { method: "POST", body: { token: decodeURIComponent(m[1]) } });
+  } catch (e) {
+    $("signin").hidden = false;
+    $("signin-error").textContent = String(e.message || e);
+  }
+}
+
+signInFromLink().then(start);
