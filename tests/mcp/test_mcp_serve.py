@@ -90,7 +90,15 @@ def test_an_allowed_tool_runs_and_http_binds_loopback(lar_home: Path, tmp_path: 
             time.sleep(0.1)
 
         async def session() -> None:
-            async with Client(url) as client:
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            token = (lar_home / "server.token").read_text().strip()  # made at its start
+            headers = {"Authorization": f"Bearer {token}"}
+            async with (
+                create_mcp_http_client(headers=headers) as http,
+                Client(streamable_http_client(url, http_client=http)) as client,
+            ):
                 tools = {t.name: t for t in (await client.list_tools()).tools}
                 assert tools["file_write"].meta["lar/allowed"] is True  # type: ignore[index]
                 done = await client.call_tool("file_write", {"path": "x.txt", "content": "hi"})

@@ -72,14 +72,17 @@ def serve(
     """Offer Lar's tools and memory (lar_memory_search, lar_memory_add) to MCP clients.
 
     Tools that ask first are marked so (destructive_hint, _meta lar/permission) and are refused
-    unless named by --allow. Other servers' tools (from `mcp:`) are not passed on.
+    unless named by --allow; a call the danger check flags (rm -r, curl | sh, a git hook) is
+    refused even then. Over --http every request needs the token (server.token, else
+    $LAR_HOME/server.token) as Authorization: Bearer. Other servers' tools (from `mcp:`) are
+    not passed on.
     """
     import anyio
 
     from lar.agents import Agent, Runner
     from lar.cli.toolset import agent_tools
     from lar.config import load_config
-    from lar.server import build_mcp_server
+    from lar.server import build_mcp_server, mcp_http_app
 
     try:
         config = load_config()
@@ -95,8 +98,16 @@ def serve(
     if http:
         import uvicorn
 
-        app = server.streamable_http_app(host="127.0.0.1")
-        Console(stderr=True).print(f"MCP on http://127.0.0.1:{port}/mcp (Ctrl-C stops it)")
+        try:
+            app = mcp_http_app(server, config)
+        except LarError as exc:
+            print_error(exc)
+            raise typer.Exit(2) from None
+        where = "server.token" if config.server.token else str(config.home / "server.token")
+        Console(stderr=True).print(
+            f"MCP on http://127.0.0.1:{port}/mcp; clients send Authorization: Bearer with the "
+            f"token in {where} (Ctrl-C stops it)"
+        )
         uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
         return
 

@@ -22,6 +22,8 @@ __all__ = [
     "user_statements",
     "statement",
     "volatile",
+    "directive",
+    "OUTSIDE_SOURCES",
     "supported",
     "split_sentences",
     "content_words",
@@ -95,6 +97,46 @@ def volatile(text: str) -> str | None:
     for pattern, what in _VOLATILE:
         if pattern.search(text):
             return what
+    return None
+
+
+OUTSIDE_SOURCES = ("mcp",)
+"""Where a memory may come from that is neither the user nor this agent's own run (an MCP
+client): stored as data, never as an instruction, and shown as such (AgentMemory.line)."""
+
+_DIRECTIVE = [
+    re.compile(
+        r"\b(?:ignore|disregard|forget|override)\b.{0,40}\b(?:instructions?|rules?|prompts?"
+        r"|polic(?:y|ies)|guidelines?)\b",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:allow|approve|permit|auto-?approve|trust)\b.{0,30}\b(?:all|every|any)\b"
+        r".{0,30}\b(?:commands?|calls?|tools?|requests?|actions?|shell)\b",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:without|no|never)\s+(?:asking|confirm(?:ing|ation)?|approval|permission)\b",
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:you|the (?:agent|assistant|model))\s+(?:must|should|shall|are allowed to"
+        r"|may now|have permission|are permitted|need to)\b",
+        re.I,
+    ),
+    re.compile(
+        r"^\s*(?:always|never|do not|don't)\s+(?:run|execute|ask|call|use|tell|allow)\b", re.I
+    ),
+    re.compile(r"\b(?:system prompt|developer message|new instructions?)\b", re.I),
+]
+
+
+def directive(text: str) -> str | None:
+    """Why ``text`` reads as an instruction to the agent (override its rules, allow calls,
+    skip asking) rather than a fact about the user, or None."""
+    for pattern in _DIRECTIVE:
+        if found := pattern.search(text):
+            return f"an instruction to the agent ({found.group(0).strip()!r}), not a fact"
     return None
 
 

@@ -14,6 +14,7 @@ __all__ = [
     "ServeError",
     "is_loopback",
     "build_mcp_server",
+    "mcp_http_app",
     "server_token",
     "Guard",
 ]
@@ -27,6 +28,7 @@ __getattr__, __dir__ = lazy_exports(
         "ServeError": "lar.server.start",
         "is_loopback": "lar.server.security",
         "build_mcp_server": "lar.server.mcp",
+        "mcp_http_app": "lar.server.mcp",
         "server_token": "lar.server.token",
         "Guard": "lar.server.security",
     },
@@ -35,7 +37,7 @@ __getattr__, __dir__ = lazy_exports(
 if TYPE_CHECKING:
     from lar.server.app import create_app
     from lar.server.hub import Hub
-    from lar.server.mcp import build_mcp_server
+    from lar.server.mcp import build_mcp_server, mcp_http_app
     from lar.server.security import Guard, is_loopback
     from lar.server.start import ServeError, serve
     from lar.server.token import server_token

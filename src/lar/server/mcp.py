@@ -8,7 +8,9 @@ it (``--allow``); otherwise the call is refused with how to allow it. Such tools
 (``destructive_hint``, and ``_meta["lar/permission"] = "confirm"``) so a client can tell its own
 user before calling. A tool that needs a credential is listed only when one is configured.
 Memory is two tools: ``lar_memory_search`` and ``lar_memory_add`` (through the write policy,
-like anything the agent is told).
+like anything the agent is told; stored with source ``mcp``, refused when it is an instruction
+to the agent, and shown to later runs as an MCP client's note, never as the user's words). Over
+HTTP every request carries the server token (lar.server.token), as ``lar serve``'s do.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from lar.types import Code, ToolCall
 
 if TYPE_CHECKING:
     from lar.agents import Agent, Runner, Session
+    from lar.config import LarConfig
 
-__all__ = ["build_mcp_server", "exposed_tools", "MEMORY_TOOLS"]
+__all__ = ["build_mcp_server", "mcp_http_app", "exposed_tools", "MEMORY_TOOLS"]
 
 MEMORY_TOOLS = ("lar_memory_search", "lar_memory_add")
 _MEMORY_SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -72,14 +75,21 @@ def exposed_tools(session: Session) -> list[Tool]:
 
 
 class _Allowed:
-    """The approver of MCP calls: yes only to the tools named by ``--allow``."""
+    """The approver of MCP calls: yes only to the tools named by ``--allow``, and never to a
+    call the danger check flagged (``rm -r``, ``curl | sh``, a write to a git hook or a shell
+    rc file): those need a person, and no one is there to ask."""
 
     how_to_allow = "start `lar mcp serve --allow TOOL` to let MCP clients run it unasked"
 
     def __init__(self, allowed: Iterable[str]) -> None:
         self.allowed = frozenset(allowed)
+        self.flagged: dict[str, list[str]] = {}
+        """Call id → the danger check's reasons, for calls refused because of them."""
 
-    def __call__(self, call: ToolCall, tool: Any) -> bool:
+    def __call__(self, call: ToolCall, tool: Any, reasons: list[str] | None = None) -> bool:
+        if reasons:
+            self.flagged[call.id] = list(reasons)
+            return False
         return call.name in self.allowed
 
 
@@ -148,6 +158,13 @@ def build_mcp_server(
         done = await session.executor.run(call, context)
         if done.ok:
             return result(done.content)
+        flagged = approver.flagged.pop(call.id, None)
+        if flagged:
+            return result(
+                f"{name} was not run: it {'; '.join(flagged)}. Such a call needs a yes from "
+                "Lar's user, which an MCP client cannot give (--allow does not cover it)",
+                error=True,
+            )
         if done.error is not None and done.error.code == Code.DENIED:
             return result(
                 f"{name} asks Lar's user first and was not run; {approver.how_to_allow}",
@@ -176,3 +193,16 @@ def _memory_call(session: Session, name: str, arguments: dict[str, Any], result:
     if written.action == "refused":
         return result(f"not stored: {written.reason}", error=True)
     return result(f"{written.action}: {written.memory_id}")
+
+
+def mcp_http_app(server: Any, config: LarConfig) -> Any:
+    """``server`` over Streamable HTTP on loopback, behind the same guard as ``lar serve``:
+    every request carries the home's token (``Authorization: Bearer``), a foreign ``Host`` is
+    refused (DNS rebinding), a body is bounded."""
+    from lar.server.security import Guard
+    from lar.server.token import server_token
+
+    token = server_token(config)
+    assert token is not None  # made when missing
+    app = server.streamable_http_app(host="127.0.0.1")
+    return Guard(app, token=token, host="127.0.0.1", max_body=config.server.max_body_kb * 1024)
