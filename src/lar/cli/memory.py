@@ -169,9 +169,22 @@ def forget(
 
 
 @memory_app.command("verify")
-def verify() -> None:
-    """Check every record's hash and the hash chain; exit 1 and name each record at fault."""
+def verify(
+    accept: Annotated[
+        bool,
+        typer.Option(
+            "--accept",
+            help="Accept the store as it is now as its new sealed head (after restoring a "
+            "backup, or a loss you know of); other problems are still reported.",
+        ),
+    ] = False,
+) -> None:
+    """Check every record's hash, the hash chain, and the store against its sealed head
+    (memory.head: newest records removed or the database emptied); exit 1 and name each
+    record at fault."""
     with _memory() as memory:
+        if accept:
+            memory.store.accept_head()
         problems = memory.store.verify()
         count = len(memory.store.records(include_old=True))
     for p in problems:

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from lar.db import Database, shared
 from lar.errors import LarError
+from lar.memory import head as heads
 from lar.memory.embed import CachedEmbedder, Embedder
 from lar.memory.schema import FTS_STATEMENTS, SCHEMA
 from lar.memory.vectors import VectorIndex
@@ -88,6 +89,7 @@ class Problem:
         "missing_at_end",
         "state_changed",
         "schema_changed",
+        heads.Kind,
     ]
     detail: str
 
@@ -144,6 +146,9 @@ class MemoryStore:
         self.db: Database = shared(path, SCHEMA, "memory")
         self.key = key if key is not None else load_key(path.with_name("memory.key"))
         self._migrate()
+        self.head = heads.SealedHead(path.with_name("memory.head"), self.key)
+        if not self.head.path.exists():  # a new store, or one older than the head: trusted once
+            self.head.write(heads.current(self.db))
         self.retention = {**RETENTION_DAYS, **(retention or {})}
         self.embedder: CachedEmbedder | None = None
         self.vectors: VectorIndex | None = None
@@ -360,7 +365,20 @@ class MemoryStore:
                         f"cannot supersede {supersedes!r}: unknown or already superseded"
                     )
                 self._seal(supersedes)
+        self._advance_head()
         return ids
+
+    def _advance_head(self) -> None:
+        """Seal the new head, unless the store lost the old one (that alarm stays)."""
+        try:
+            if (sealed := self.head.read()) is None or heads.holds(self.db, sealed):
+                self.head.write(heads.current(self.db))
+        except heads.HeadForged:
+            pass  # verify reports it
+
+    def accept_head(self) -> None:
+        """Accept the store as it is now (after a restore, or a loss the user knows of)."""
+        self.head.write(heads.current(self.db), only_forward=False)
 
     def expire(self, now: float | None = None) -> list[str]:
         """The retention job: hide records past their retention (audited as ``expire``).
@@ -476,4 +494,5 @@ class MemoryStore:
         for (mid,) in audited:
             if mid not in present:
                 problems.append(Problem(mid, "missing_at_end", "audited as added but not present"))
+        problems += [Problem(*p) for p in heads.problems(self.db, self.head, self.path)]
         return problems
