@@ -415,12 +415,31 @@ MAX_DEPTH = 32
 """Deeper nesting is refused before composing: PyYAML's composer recurses once per level."""
 
 
+MAX_VALUES = 100_000
+"""More values than this, counted with every alias expanded, are refused before composing: a
+few lines of nested aliases (a "billion laughs") would otherwise expand to gigabytes."""
+
+
 def _check_depth(text: str, where: str) -> None:
-    depth = 0
-    for event in yaml.parse(text):  # the parser is iterative, so any depth is safe to scan
+    """Refuse nesting deeper than ``MAX_DEPTH`` and aliases that expand past ``MAX_VALUES``,
+    from the parser's events (iterative: any depth and any alias is safe to scan)."""
+    open_sizes: list[list[Any]] = [[0, None]]  # per open collection: values so far, its anchor
+    sizes: dict[str, int] = {}  # anchor → how many values an alias of it expands to
+
+    def add(n: int, event: Any) -> None:
+        open_sizes[-1][0] += n
+        if sum(c[0] for c in open_sizes) > MAX_VALUES:
+            line = event.start_mark.line + 1 if event.start_mark else 1
+            raise ConfigError(
+                f"{where}:{line}: expands to more than {MAX_VALUES:,} values through its "
+                "aliases (*name); write the values out instead",
+                file=where,
+            )
+
+    for event in yaml.parse(text):
         if isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > MAX_DEPTH:
+            open_sizes.append([0, event.anchor])
+            if len(open_sizes) - 1 > MAX_DEPTH:
                 line = event.start_mark.line + 1 if event.start_mark else 1
                 raise ConfigError(
                     f"{where}:{line}: nested deeper than {MAX_DEPTH} "
@@ -428,7 +447,16 @@ def _check_depth(text: str, where: str) -> None:
                     file=where,
                 )
         elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
+            count, anchor = open_sizes.pop()
+            if anchor is not None:
+                sizes[anchor] = count + 1
+            add(count + 1, event)
+        elif isinstance(event, yaml.ScalarEvent):
+            if event.anchor is not None:
+                sizes[event.anchor] = 1
+            add(1, event)
+        elif isinstance(event, yaml.AliasEvent):
+            add(sizes.get(event.anchor or "", 1), event)
 
 
 def load_config(
