@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gc
 import hmac
+import logging
+import traceback
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -99,6 +101,20 @@ def create_app(
         kind = _KINDS.get(exc.status_code, "server_error")
         body = {"error": {"message": message, "type": kind, "code": exc.status_code}}
         return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        """A bug: logged for the owner (secrets masked), never a traceback to the client."""
+        told = hub.mask("".join(traceback.format_exception(exc)))
+        logging.getLogger("lar.server").error("%s %s: %s", request.method, request.url.path, told)
+        body = {
+            "error": {
+                "message": f"internal error ({type(exc).__name__}); the server's log has more",
+                "type": "server_error",
+                "code": 500,
+            }
+        }
+        return JSONResponse(body, status_code=500)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -107,13 +107,13 @@ def conversation(messages: list[dict[str, Any]]) -> tuple[str, list[Message], st
         elif role == "user":
             history.append(Message("user", _content(m, i)))
         elif role == "assistant":
-            calls = [
-                ToolCall(c.get("id", f"call_{i}_{j}"), c["function"]["name"], _args(c, i))
-                for j, c in enumerate(m.get("tool_calls") or [])
-            ]
+            calls = _calls(m, i)
             history.append(Message("assistant", strip_activity(_content(m, i)), tool_calls=calls))
         elif role == "tool":
-            history.append(Message("tool", _content(m, i), tool_call_id=m.get("tool_call_id")))
+            call_id = m.get("tool_call_id")
+            if call_id is not None and not isinstance(call_id, str):
+                raise _bad(f"messages[{i}].tool_call_id must be a string")
+            history.append(Message("tool", _content(m, i), tool_call_id=call_id))
         else:
             raise _bad(f"messages[{i}].role must be system, user, assistant or tool (got {role!r})")
     last = history.pop() if history else None
@@ -122,12 +122,32 @@ def conversation(messages: list[dict[str, Any]]) -> tuple[str, list[Message], st
     return last.content, history, "\n\n".join(s for s in system if s.strip())
 
 
-def _args(call: dict[str, Any], index: int) -> dict[str, Any]:
+def _calls(message: dict[str, Any], index: int) -> list[ToolCall]:
+    """An assistant message's ``tool_calls``, each checked: a list of objects with a
+    ``function`` that has a ``name`` (string) and ``arguments`` (JSON text or an object)."""
+    raw = message.get("tool_calls") or []
+    if not isinstance(raw, list):
+        raise _bad(f"messages[{index}].tool_calls must be a list")
+    calls = []
+    for j, call in enumerate(raw):
+        where = f"messages[{index}].tool_calls[{j}]"
+        function = call.get("function") if isinstance(call, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str) or not name:
+            raise _bad(f"{where}: needs function.name (a string)")
+        call_id = call.get("id", f"call_{index}_{j}")
+        if not isinstance(call_id, str):
+            raise _bad(f"{where}.id must be a string")
+        calls.append(ToolCall(call_id, name, _args(function, where)))
+    return calls
+
+
+def _args(function: dict[str, Any], where: str) -> dict[str, Any]:
+    raw = function.get("arguments") or "{}"
     try:
-        raw = call["function"].get("arguments") or "{}"
         value = json.loads(raw) if isinstance(raw, str) else raw
-    except (KeyError, TypeError, ValueError) as exc:
-        raise _bad(f"messages[{index}].tool_calls: unreadable arguments ({exc})") from None
+    except ValueError as exc:
+        raise _bad(f"{where}.function.arguments: not JSON ({exc})") from None
     return value if isinstance(value, dict) else {"value": value}
 
 
