@@ -28,14 +28,23 @@ import stat
 import struct
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from lar.errors import LarError
 
-__all__ = ["connect", "shared", "Database", "StorageError", "check", "move_aside", "HEADER"]
+__all__ = [
+    "connect",
+    "shared",
+    "Database",
+    "Rows",
+    "StorageError",
+    "check",
+    "move_aside",
+    "HEADER",
+]
 
 HEADER = b"SQLite format 3\x00"
 _REPAIR = "run `lar doctor --repair` to move it aside and start a new one (the old file is kept)"
@@ -186,23 +195,43 @@ class Database:
     def row_factory(self, factory: Any) -> None:
         self._conn.row_factory = factory
 
-    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Rows:
         with self._lock:
-            return self._conn.execute(sql, params)
+            return self._retrying(lambda: Rows(self._conn.execute(sql, params)))
 
-    def executemany(self, sql: str, rows: Any) -> sqlite3.Cursor:
+    def executemany(self, sql: str, rows: Any) -> Rows:
+        rows = list(rows)  # an iterator would be spent by a first, failed try
         with self._lock:
-            return self._conn.executemany(sql, rows)
+            return self._retrying(lambda: Rows(self._conn.executemany(sql, rows)))
 
-    def executescript(self, script: str) -> sqlite3.Cursor:
+    def executescript(self, script: str) -> Rows:
         with self._lock:
-            return self._conn.executescript(script)
+            return self._retrying(lambda: Rows(self._conn.executescript(script)))
+
+    def _retrying(self, run: Callable[[], Rows]) -> Rows:
+        """``run``, tried again while another process keeps the file busy, up to
+        ``BUSY_WAIT_S``. SQLite's own busy wait does not cover every case in WAL mode (a
+        connection's snapshot outrun by another process's commit fails at once), and a
+        statement outside a transaction that failed so changed nothing: trying it again is
+        safe. Inside a transaction the transaction decides (``transaction`` retries BEGIN)."""
+        if self._conn.in_transaction:
+            return run()
+        deadline = time.monotonic() + BUSY_WAIT_S
+        pause = 0.005
+        while True:
+            try:
+                return run()
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc) or time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.25)
 
     @contextmanager
     def transaction(self) -> Iterator[Database]:
         """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on any exception), under the lock."""
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
+            self._retrying(lambda: Rows(self._conn.execute("BEGIN IMMEDIATE")))
             try:
                 yield self
             except BaseException:
@@ -219,6 +248,44 @@ class Database:
                 del _shared[self._key]
         with self._lock:
             self._conn.close()
+
+
+BUSY_WAIT_S = 30.0
+"""How long a statement waits, all tries together, for another process to let the file go."""
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc)
+    return "database is locked" in text or "database is busy" in text
+
+
+class Rows:
+    """A statement's result, read whole while the connection's lock is held: a cursor left
+    half-read keeps a read snapshot open on the shared connection, and a write another thread
+    then makes through it fails at once ("database is locked") once another process has
+    committed since that snapshot."""
+
+    __slots__ = ("_rows", "_at", "lastrowid", "rowcount")
+
+    def __init__(self, cursor: sqlite3.Cursor) -> None:
+        self._rows = cursor.fetchall()
+        self._at = 0
+        self.lastrowid = cursor.lastrowid
+        self.rowcount = cursor.rowcount
+        cursor.close()
+
+    def fetchone(self) -> Any:
+        if self._at >= len(self._rows):
+            return None
+        self._at += 1
+        return self._rows[self._at - 1]
+
+    def fetchall(self) -> list[Any]:
+        rest, self._at = self._rows[self._at :], len(self._rows)
+        return rest
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
 
 
 _shared: dict[tuple[int, int, str], Database] = {}

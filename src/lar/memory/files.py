@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,12 +73,17 @@ def _sha(text: str) -> str:
 
 def _atomic_write(path: Path, text: str) -> None:
     """Write private (0600, created so: never readable by others even for a moment)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.chmod(tmp, 0o600)  # an older tmp file may have had another mode
-    os.replace(tmp, path)
+    # A name of its own per write: sessions of one process (a server's) write the same file
+    # from several threads, and a shared temporary name let one rename away another's file.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _private_dir(folder: Path) -> None:

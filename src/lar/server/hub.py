@@ -14,6 +14,7 @@ import logging
 import os
 import secrets
 import time
+import traceback
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -254,6 +255,8 @@ class Hub:
                 raise
             except Exception as exc:  # a bug or a broken store: the run fails, the server stays
                 message = self.redactor.text(f"{type(exc).__name__}: {exc}")
+                told = self.redactor.text("".join(traceback.format_exception(exc)))
+                logging.getLogger("lar.server").error("run %s failed: %s", run.id, told)
                 run.publish({"type": "error", "code": "server_error", "message": message})
                 run.finish("failed", error=message)
                 return

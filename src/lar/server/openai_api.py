@@ -133,7 +133,7 @@ def _calls(message: dict[str, Any], index: int) -> list[ToolCall]:
         where = f"messages[{index}].tool_calls[{j}]"
         function = call.get("function") if isinstance(call, dict) else None
         name = function.get("name") if isinstance(function, dict) else None
-        if not isinstance(name, str) or not name:
+        if not isinstance(function, dict) or not isinstance(name, str) or not name:
             raise _bad(f"{where}: needs function.name (a string)")
         call_id = call.get("id", f"call_{index}_{j}")
         if not isinstance(call_id, str):
