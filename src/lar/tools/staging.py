@@ -6,18 +6,27 @@ that summary, and only a yes makes ``Stage.apply`` carry those changes into the 
 (each file replaced atomically, a snapshot taken first for ``lar undo``). A no leaves the
 workspace as it was. Lar's home and denied paths are neither copied, compared nor touched.
 
+The user may go on working while the run goes and while they are asked: what the run changed is
+measured against a manifest of the copy taken when it was made (kind, mode, size, modification
+time and SHA-256 of each file), never against the workspace as it is at the end, so a file the
+user created or edited meanwhile is not one the run deleted or modified. ``apply`` touches only
+the paths the run changed, and only where the workspace still holds what the copy started from;
+where the user changed, created or deleted such a path meanwhile, the user's version is kept and
+the path is reported (``Stage.apply`` returns them, ``kept_notice`` says so in the result).
+
 A staging tool gets ``ToolContext.stage`` and returns a ``Staged`` value, or raises
 ``CannotStage`` before anything ran (no namespace isolation to remap the workspace, network
 access, a workspace too big to copy); the executor then asks before running, as without a preview.
 
-Files compare by kind, mode and bytes; a file whose size and modification time are unchanged is
-taken as unchanged without reading it (a program that rewrites a file and restores its time has
-that change left out, never applied).
+A file of the copy whose size and modification time are unchanged is taken as unchanged without
+reading it (a program that rewrites a file and restores its time has that change left out, never
+applied).
 """
 
 from __future__ import annotations
 
-import filecmp
+import errno
+import hashlib
 import os
 import secrets
 import shutil
@@ -31,7 +40,7 @@ from typing import Any
 
 from lar.tools import undo
 
-__all__ = ["Changes", "Stage", "Staged", "CannotStage"]
+__all__ = ["Changes", "Stage", "Staged", "CannotStage", "kept_notice"]
 
 _STALE_S = 24 * 3600
 
@@ -145,13 +154,18 @@ class Stage:
         self.folder.mkdir(mode=0o700)
         try:
             undo.copy_tree(self.workspace, self.path, self.exclude)
+            # What the run starts from: the base its changes, and the user's, are measured by.
+            self._base = _entries(self.path, self._skip)
+            self._hashes = {
+                rel: _sha256(self.path / rel) for rel, e in self._base.items() if e[0] == "file"
+            }
         except (OSError, subprocess.SubprocessError) as exc:
             self.discard()
             raise CannotStage(f"could not copy the workspace ({exc})") from exc
 
     def diff(self) -> Changes:
-        before = _entries(self.workspace, self._skip)
-        after = _entries(self.path, self._skip)
+        """What the run changed in the copy since it was made (the workspace is not looked at)."""
+        before, after = self._base, _entries(self.path, self._skip)
         created = sorted(set(after) - set(before))
         deleted = sorted(set(before) - set(after))
         modified = sorted(
@@ -170,23 +184,85 @@ class Stage:
             return True
         if old[3] == new[3]:
             return False
-        return not filecmp.cmp(self.workspace / rel, self.path / rel, shallow=False)
+        base = self._hashes.get(rel)
+        return base is None or base != _sha256(self.path / rel)
 
-    def apply(self, changes: Changes) -> None:
-        """Make each changed path of the workspace what it is in the copy."""
-        replaced = [p for p in changes.modified if self._kind_changed(p)]
-        for rel in sorted([*changes.deleted, *replaced], key=_depth, reverse=True):
-            target = self._target(rel)
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target)
-            elif target.exists() or target.is_symlink():
-                target.unlink()
+    def apply(self, changes: Changes) -> tuple[str, ...]:
+        """Make each path the run changed what it is in the copy, where the workspace still
+        holds what the copy started from; returns the paths left as the user made them
+        meanwhile (changed, created or deleted there since the copy was made)."""
+        kept: list[str] = []
+        for rel in sorted(changes.deleted, key=_depth, reverse=True):
+            if not self._remove(rel):
+                kept.append(rel)
         for rel in sorted([*changes.created, *changes.modified], key=_depth):
-            self._put(rel)
+            if not self._put(rel):
+                kept.append(rel)
+        return tuple(sorted(kept))
 
-    def _kind_changed(self, rel: str) -> bool:
-        old, new = self._target(rel), self.path / rel.rstrip("/")
-        return _kind(old) != _kind(new)
+    def _base_state(self, rel: str) -> _State | None:
+        entry = self._base.get(rel)
+        if entry is None:
+            return None
+        if entry[0] == "file":
+            return ("file", entry[1], entry[2], self._hashes.get(rel) or object())
+        if entry[0] == "link":
+            return ("link", entry[4])
+        return (entry[0], entry[1])
+
+    def _remove(self, rel: str) -> bool:
+        """Delete ``rel`` from the workspace unless the user changed it meanwhile."""
+        target = self._target(rel)
+        now = _state(target)
+        if now is None:
+            return True  # gone already: the user deleted it too
+        base = self._base_state(rel)
+        if rel.endswith("/"):
+            if now[0] != "dir":
+                return False
+            try:
+                target.rmdir()
+            except OSError as exc:
+                if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                    return False  # it holds what the user added, or kept, meanwhile
+                raise
+            return True
+        if now != base:
+            return False
+        target.unlink()
+        return True
+
+    def _put(self, rel: str) -> bool:
+        """Make ``rel`` in the workspace what it is in the copy unless the user changed it
+        meanwhile (or removed the folder it goes in)."""
+        source, target = self.path / rel.rstrip("/"), self._target(rel)
+        new, now, base = _state(source), _state(target), self._base_state(rel)
+        if new is None:  # pragma: no cover - diff listed it, and nothing else writes the copy
+            return True
+        if now == new:
+            return True  # the user made the same change
+        if new[0] == "dir":
+            if now is not None and now[0] == "dir":
+                if base is None:
+                    return True  # both made this folder: what goes in it is merged
+                if now != base:
+                    return False
+                os.chmod(target, new[1])
+                return True
+            if now is not None or base is not None or not _is_folder(target.parent):
+                return False
+            target.mkdir()
+            shutil.copystat(source, target, follow_symlinks=False)
+            return True
+        if now != base or not _is_folder(target.parent):
+            return False
+        temp = target.with_name(f".{target.name}.lar-{secrets.token_hex(4)}")
+        if new[0] == "link":
+            os.symlink(os.readlink(source), temp)
+        else:
+            shutil.copy2(source, temp, follow_symlinks=False)
+        os.replace(temp, target)
+        return True
 
     def _target(self, rel: str) -> Path:
         """The workspace path for ``rel``, refusing one reached through a symlink."""
@@ -196,33 +272,57 @@ class Stage:
                 raise OSError(f"{self.workspace / parent} became a symlink; not writing through it")
         return target
 
-    def _put(self, rel: str) -> None:
-        source, target = self.path / rel.rstrip("/"), self._target(rel)
-        st = source.lstat()
-        if stat.S_ISDIR(st.st_mode):
-            if target.is_dir() and not target.is_symlink():
-                os.chmod(target, stat.S_IMODE(st.st_mode))
-            else:
-                target.mkdir()
-                shutil.copystat(source, target, follow_symlinks=False)
-            return
-        temp = target.with_name(f".{target.name}.lar-{secrets.token_hex(4)}")
-        if stat.S_ISLNK(st.st_mode):
-            os.symlink(os.readlink(source), temp)
-        else:
-            shutil.copy2(source, temp, follow_symlinks=False)
-        os.replace(temp, target)
-
     def discard(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _kind(path: Path) -> str:
-    if path.is_symlink():
-        return "link"
-    if path.is_dir():
-        return "dir"
-    return "file" if path.exists() else "none"
+def kept_notice(kept: tuple[str, ...], limit: int = 8) -> str:
+    """For the tool's result: the paths left as the user changed them while the run went."""
+    if not kept:
+        return ""
+    tops = _tops(kept)
+    more = f", … {len(tops) - limit} more" if len(tops) > limit else ""
+    return (
+        f"\n(conflict: {len(kept)} path(s) this run changed were also changed in the workspace "
+        f"while it ran or waited; the user's version was kept, the run's not applied: "
+        f"{', '.join(tops[:limit])}{more})"
+    )
+
+
+_State = tuple[Any, ...]
+"""``("file", mode, size, sha256)``, ``("dir", mode)``, ``("link", target)`` or
+``("other", mode)``."""
+
+
+def _state(path: Path) -> _State | None:
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return ("link", os.readlink(path))
+    if stat.S_ISDIR(st.st_mode):
+        return ("dir", stat.S_IMODE(st.st_mode))
+    if stat.S_ISREG(st.st_mode):
+        return ("file", stat.S_IMODE(st.st_mode), st.st_size, _sha256(path) or object())
+    return ("other", stat.S_IMODE(st.st_mode))
+
+
+def _sha256(path: Path) -> str | None:
+    """The file's digest; None where it cannot be read (its state then gets an ``object()``,
+    equal to nothing)."""
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def _is_folder(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
 
 
 def _depth(rel: str) -> int:

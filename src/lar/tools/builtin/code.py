@@ -16,7 +16,7 @@ from lar.tools import undo
 from lar.tools.base import ToolContext, private_paths, tool
 from lar.tools.danger import Verdict, assess
 from lar.tools.sandbox import SandboxPolicy, SandboxResult, isolation_level, run_sandboxed
-from lar.tools.staging import CannotStage, Stage, Staged
+from lar.tools.staging import CannotStage, Stage, Staged, kept_notice
 
 __all__ = ["code_run", "shell", "NOTEBOOK_RUNNER", "sandbox_policy", "report", "snapshot"]
 
@@ -136,10 +136,10 @@ async def _staged_run(
     def apply() -> str:
         try:
             no_undo = "" if changes.empty else snapshot(ctx, policy, what)
-            stage.apply(changes)
+            kept = stage.apply(changes)
         finally:
             stage.discard()
-        return text + no_undo
+        return text + no_undo + kept_notice(kept)
 
     return Staged(value=text, changes=changes, apply=apply, discard=stage.discard)
 
