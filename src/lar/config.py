@@ -416,47 +416,35 @@ MAX_DEPTH = 32
 
 
 MAX_VALUES = 100_000
-"""More values than this, counted with every alias expanded, are refused before composing: a
-few lines of nested aliases (a "billion laughs") would otherwise expand to gigabytes."""
+"""More values, every alias expanded, are refused before composing ("billion laughs")."""
 
 
 def _check_depth(text: str, where: str) -> None:
-    """Refuse nesting deeper than ``MAX_DEPTH`` and aliases that expand past ``MAX_VALUES``,
-    from the parser's events (iterative: any depth and any alias is safe to scan)."""
+    """Refuse nesting past ``MAX_DEPTH`` and aliases expanding past ``MAX_VALUES``, from the
+    parser's events (iterative: any depth and any alias is safe to scan)."""
     open_sizes: list[list[Any]] = [[0, None]]  # per open collection: values so far, its anchor
     sizes: dict[str, int] = {}  # anchor → how many values an alias of it expands to
-
-    def add(n: int, event: Any) -> None:
-        open_sizes[-1][0] += n
-        if sum(c[0] for c in open_sizes) > MAX_VALUES:
-            line = event.start_mark.line + 1 if event.start_mark else 1
-            raise ConfigError(
-                f"{where}:{line}: expands to more than {MAX_VALUES:,} values through its "
-                "aliases (*name); write the values out instead",
-                file=where,
-            )
-
     for event in yaml.parse(text):
+        line = event.start_mark.line + 1 if event.start_mark else 1
+        n, anchor = 0, getattr(event, "anchor", None)
         if isinstance(event, yaml.CollectionStartEvent):
-            open_sizes.append([0, event.anchor])
+            open_sizes.append([0, anchor])
             if len(open_sizes) - 1 > MAX_DEPTH:
-                line = event.start_mark.line + 1 if event.start_mark else 1
-                raise ConfigError(
-                    f"{where}:{line}: nested deeper than {MAX_DEPTH} "
-                    "levels; a Lar config needs a few",
-                    file=where,
-                )
+                problem = f"nested deeper than {MAX_DEPTH} levels; a Lar config needs a few"
+                raise ConfigError(f"{where}:{line}: {problem}", file=where)
         elif isinstance(event, yaml.CollectionEndEvent):
-            count, anchor = open_sizes.pop()
-            if anchor is not None:
-                sizes[anchor] = count + 1
-            add(count + 1, event)
+            n, anchor = open_sizes.pop()
+            n += 1
         elif isinstance(event, yaml.ScalarEvent):
-            if event.anchor is not None:
-                sizes[event.anchor] = 1
-            add(1, event)
+            n = 1
         elif isinstance(event, yaml.AliasEvent):
-            add(sizes.get(event.anchor or "", 1), event)
+            n, anchor = sizes.get(anchor or "", 1), None
+        if anchor is not None and n:
+            sizes[anchor] = n
+        open_sizes[-1][0] += n
+        if n and sum(c[0] for c in open_sizes) > MAX_VALUES:
+            problem = f"expands to more than {MAX_VALUES:,} values through its aliases (*name)"
+            raise ConfigError(f"{where}:{line}: {problem}; write the values out", file=where)
 
 
 def load_config(
