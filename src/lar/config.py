@@ -27,6 +27,7 @@ from pydantic import (
 from lar.config_agent import AgentSettings, RaySettings, SubAgentSettings
 from lar.config_errors import describe, node_for
 from lar.errors import ConfigError
+from lar.safe_yaml import YamlTooComplex, check_shape
 
 __all__ = [
     "AgentSettings",
@@ -209,6 +210,7 @@ class ServerSettings(_Strict):
             if not folder.expanduser().is_absolute():
                 raise ValueError(f"{str(folder)!r} is not an absolute folder")
         return [f.expanduser() for f in folders]
+
     cors_origins: list[str] = Field(default_factory=list)
     """Origins a browser may call the API from (none: CORS off)."""
     max_body_kb: int = Field(1024, ge=1, le=1_048_576)
@@ -415,38 +417,6 @@ MAX_DEPTH = 32
 """Deeper nesting is refused before composing: PyYAML's composer recurses once per level."""
 
 
-MAX_VALUES = 100_000
-"""More values, every alias expanded, are refused before composing ("billion laughs")."""
-
-
-def _check_depth(text: str, where: str) -> None:
-    """Refuse nesting past ``MAX_DEPTH`` and aliases expanding past ``MAX_VALUES``, from the
-    parser's events (iterative: any depth and any alias is safe to scan)."""
-    open_sizes: list[list[Any]] = [[0, None]]  # per open collection: values so far, its anchor
-    sizes: dict[str, int] = {}  # anchor → how many values an alias of it expands to
-    for event in yaml.parse(text):
-        line = event.start_mark.line + 1 if event.start_mark else 1
-        n, anchor = 0, getattr(event, "anchor", None)
-        if isinstance(event, yaml.CollectionStartEvent):
-            open_sizes.append([0, anchor])
-            if len(open_sizes) - 1 > MAX_DEPTH:
-                problem = f"nested deeper than {MAX_DEPTH} levels; a Lar config needs a few"
-                raise ConfigError(f"{where}:{line}: {problem}", file=where)
-        elif isinstance(event, yaml.CollectionEndEvent):
-            n, anchor = open_sizes.pop()
-            n += 1
-        elif isinstance(event, yaml.ScalarEvent):
-            n = 1
-        elif isinstance(event, yaml.AliasEvent):
-            n, anchor = sizes.get(anchor or "", 1), None
-        if anchor is not None and n:
-            sizes[anchor] = n
-        open_sizes[-1][0] += n
-        if n and sum(c[0] for c in open_sizes) > MAX_VALUES:
-            problem = f"expands to more than {MAX_VALUES:,} values through its aliases (*name)"
-            raise ConfigError(f"{where}:{line}: {problem}; write the values out", file=where)
-
-
 def load_config(
     path: Path | None = None,
     *,
@@ -466,9 +436,13 @@ def load_config(
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{where}: cannot read: {exc}", file=where) from exc
     try:
-        _check_depth(text, where)
+        check_shape(text, where, max_depth=MAX_DEPTH)
         root = yaml.compose(text)
         data = yaml.safe_load(text)
+    except YamlTooComplex as exc:
+        raise ConfigError(
+            f"{exc}; a Lar config needs a few levels, write the values out", file=where
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

@@ -15,7 +15,7 @@ from rich.table import Table
 from lar.cli.render import print_error, short
 from lar.config import lar_home
 from lar.errors import LarError
-from lar.skills import SkillStore
+from lar.skills import Finding, SkillStore
 
 __all__ = ["skill_app"]
 
@@ -65,15 +65,19 @@ def install(
     Exits 1 when any skill found was refused.
     """
     out = _out()
+
+    def show(name: str, findings: list[Finding]) -> None:
+        out.print(f"{escape(name)}: the install scan found {len(findings)} thing(s) to read first:")
+        for finding in findings:
+            out.print(f"  [yellow]scan:[/yellow] {escape(str(finding))}")
+
     with _errors():
-        report = SkillStore(lar_home()).install(source, trust=trust, replace=replace)
+        report = SkillStore(lar_home()).install(source, trust=trust, replace=replace, show=show)
     for done in report.installed:
         how = done.verdict.describe()
         out.print(f"installed {done.name} → {done.folder} ({escape(how)})")
         for problem in done.problems:
             out.print(f"  {escape(str(problem))}")
-        for finding in done.findings:
-            out.print(f"  [yellow]scan:[/yellow] {escape(str(finding))}")
     for name, why in report.refused:
         print_error(f"{name}: refused: {why}")
     if report.refused:
@@ -144,7 +148,7 @@ def show(name: NameArg) -> None:
         if entry is None:
             raise LarError(f"no installed skill {name!r} (see `lar skill list`)")
         changed = store.check(name)
-    results = scan_folder(store.root / name)
+        results = scan_folder(store.folder(name))
     skill = results[0].skill if results else None
     state = "enabled" if entry.get("enabled", True) else "disabled"
     out.print(f"[bold]{escape(name)}[/bold]  ({entry.get('tier')}, {state})")
@@ -236,7 +240,7 @@ def verify(
     with _errors():
         installed = not folder.is_dir() and target in store.lock()
         if installed:
-            folder = store.root / target
+            folder = store.folder(target)
         elif not folder.is_dir():
             raise LarError(f"{target}: neither a folder nor an installed skill")
         verdict = check(folder, store.trusted_keys())
@@ -373,7 +377,8 @@ def overlay_remove(name: NameArg) -> None:
     """Delete the overlay: the skill is offered exactly as written again."""
     from lar.skills import overlay_path
 
-    path = overlay_path(SkillStore(lar_home()).root, name)
+    with _errors():
+        path = overlay_path(SkillStore(lar_home()).root, name)
     if not path.exists():
         print_error(f"{name}: no overlay to remove")
         raise typer.Exit(1)

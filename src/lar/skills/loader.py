@@ -17,13 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from lar.skills.manifest import Problem, Skill, SkillError, SkillStep
+from lar.safe_yaml import YamlError, YamlTooComplex, load_yaml
+from lar.skills.manifest import Problem, Skill, SkillError, SkillStep, name_problem
 
 __all__ = ["LoadResult", "load_skill", "scan_folder"]
 
-NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _KEY_LINE = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)\s*:(?:\s+(.*))?$")
 _OUTPUT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -46,7 +44,7 @@ class LoadResult:
 def load_skill(folder: Path) -> Skill:
     """The skill in ``folder``; raises ``SkillError`` naming the file and line when it cannot be
     read. Warnings are kept on ``Skill.problems``."""
-    result = _load(folder / "SKILL.md")
+    result = _read(folder / "SKILL.md")
     if result.skill is None:
         errors = "; ".join(str(p) for p in result.problems)
         raise SkillError(f"not a usable skill: {errors}", result.problems)
@@ -56,7 +54,16 @@ def load_skill(folder: Path) -> Skill:
 def scan_folder(root: Path) -> list[LoadResult]:
     """Every SKILL.md under ``root`` (at any depth, in path order), loaded or refused."""
     files = [root / "SKILL.md"] if (root / "SKILL.md").is_file() else sorted(root.rglob("SKILL.md"))
-    return [_load(f) for f in files]
+    return [_read(f) for f in files]
+
+
+def _read(file: Path) -> LoadResult:
+    # One skill that is too deep to read is that skill's problem, not the whole pack's.
+    try:
+        return _load(file)
+    except RecursionError:
+        problem = Problem(file, 0, "nested too deeply to read", "error")
+        return LoadResult(file, None, [problem])
 
 
 def _load(file: Path) -> LoadResult:
@@ -89,7 +96,7 @@ def _load(file: Path) -> LoadResult:
         return LoadResult(file, None, problems)
     front_lines = lines[start + 1 : end]
     first = start + 2  # the file line of front_lines[0]
-    front = _parse_front(front_lines, first, note)
+    front = _parse_front(front_lines, first, note, str(file))
     if front is None:
         return LoadResult(file, None, problems)
     body = "\n".join(lines[end + 1 :]).strip("\n")
@@ -104,23 +111,31 @@ def _load(file: Path) -> LoadResult:
     return LoadResult(file, skill, problems)
 
 
-def _parse_front(front_lines: list[str], first: int, note: Any) -> dict[str, Any] | None:
-    source = "\n".join(front_lines)
+def _parse_front(
+    front_lines: list[str], first: int, note: Any, source: str
+) -> dict[str, Any] | None:
+    text = "\n".join(front_lines)
     try:
-        data = yaml.safe_load(source) if source.strip() else {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = first + mark.line if mark is not None else first
-        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        data = load_yaml(text, source=source) if text.strip() else {}
+    except YamlTooComplex as exc:
+        note(first + max(exc.line - 1, 0), f"frontmatter refused: {exc.reason}", "error")
+        return None
+    except YamlError as exc:
+        line = first + exc.line - 1 if exc.line else first
+        reason = exc.reason.removeprefix("not valid YAML (").removesuffix(")")
         note(line, f"frontmatter is not strict YAML ({reason}); read it key by key instead")
-        data = _key_by_key(front_lines)
+        try:
+            data = _key_by_key(front_lines, source)
+        except YamlTooComplex as inner:
+            note(first, f"frontmatter refused: {inner.reason}", "error")
+            return None
     if not isinstance(data, dict):
         note(first, f"frontmatter is a {type(data).__name__}, not a mapping of keys", "error")
         return None
     return {str(k): v for k, v in data.items()}
 
 
-def _key_by_key(front_lines: list[str]) -> dict[str, Any]:
+def _key_by_key(front_lines: list[str], source: str) -> dict[str, Any]:
     """Top-level ``key: value`` lines, with indented lines belonging to the key above; each value
     is YAML where it parses on its own and plain text where it does not."""
     data: dict[str, Any] = {}
@@ -132,8 +147,10 @@ def _key_by_key(front_lines: list[str]) -> dict[str, Any]:
             return
         raw = "\n".join(chunk).strip()
         try:
-            data[key] = yaml.safe_load(raw) if raw else None
-        except yaml.YAMLError:
+            data[key] = load_yaml(raw, source=f"{source}: {key}") if raw else None
+        except YamlTooComplex:
+            raise
+        except YamlError:
             data[key] = " ".join(raw.split())
 
     for line in front_lines:
@@ -160,20 +177,16 @@ def _name(front: dict[str, Any], folder: str, line_of: dict[str, int], note: Any
     raw = front.get("name")
     line = line_of.get("name", 0)
     if raw is None or not str(raw).strip():
-        if NAME_RE.match(folder):
+        if name_problem(folder) is None:
             note(line, f"no name; using the folder's, {folder!r}")
             return folder
         note(line, f"no name, and the folder name {folder!r} is not a valid one either", "error")
         return None
     name = str(raw).strip()
-    if not NAME_RE.match(name) or len(name) > 64:
-        note(
-            line,
-            f"name {name!r} should be 1-64 lowercase letters, digits and single hyphens",
-            "error" if not re.match(r"^[\w.-]+$", name) else "warning",
-        )
-        if not re.match(r"^[\w.-]+$", name):
-            return None
+    problem = name_problem(name)
+    if problem is not None:
+        note(line, problem, "error")
+        return None
     if name != folder:
         note(line, f"name {name!r} differs from its folder {folder!r}; Lar calls it {name!r}")
     return name

@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from lar.errors import LarError
 
-__all__ = ["Problem", "Skill", "SkillError", "SkillStep", "short_line", "tool_name"]
+__all__ = [
+    "NAME_RE",
+    "Problem",
+    "Skill",
+    "SkillError",
+    "SkillStep",
+    "name_problem",
+    "short_line",
+    "tool_name",
+]
 
 RESOURCE_DIRS = ("scripts", "references", "templates", "assets")
+NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+"""The agentskills.io name: lowercase letters and digits in words joined by single hyphens.
+A skill's name is also its folder under ``$LAR_HOME/skills/``, so nothing else is accepted."""
+NAME_MAX = 64
+RESERVED_NAMES = frozenset({"trusted_keys", "skills.lock", "skills.tmp"})
+"""What else lives in ``$LAR_HOME/skills/`` (none matches ``NAME_RE``; kept as a second wall)."""
 
 
 class SkillError(LarError):
@@ -109,6 +125,19 @@ def short_line(description: str, limit: int = 90) -> str:
     if len(text) > limit:
         text = text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
     return text
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a skill's name (and so its folder), or None when it can."""
+    if not name:
+        return "a skill's name is empty"
+    if len(name) > NAME_MAX or not NAME_RE.match(name) or name in RESERVED_NAMES:
+        shown = name if len(name) <= 80 else name[:80] + "…"
+        return (
+            f"name {shown!r} is not a valid skill name: 1-{NAME_MAX} lowercase letters, digits "
+            "and single hyphens (it is also the skill's folder)"
+        )
+    return None
 
 
 def tool_name(skill_name: str) -> str:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lar.skills.manifest import Skill, SkillError, short_line
+from lar.skills.manifest import Skill, SkillError, name_problem, short_line
 
 if TYPE_CHECKING:
     from lar.traces import Trace
@@ -75,6 +75,11 @@ class Tuned:
 
 
 def overlay_path(skills_root: Path, name: str) -> Path:
+    """``skills/<name>.overlay.json`` beside the skill (never in it: its files stay as signed);
+    ``SkillError`` for a name that is not a valid skill name."""
+    problem = name_problem(name)
+    if problem is not None:
+        raise SkillError(problem)
     return skills_root / f"{name}.overlay.json"
 
 
@@ -85,7 +90,7 @@ def read_overlay(skills_root: Path, name: str) -> Overlay | None:
     try:
         data = json.loads(path.read_text())
         return Overlay(**{k: data[k] for k in Overlay.__dataclass_fields__ if k in data})
-    except (ValueError, TypeError, KeyError) as exc:
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:
         raise SkillError(f"{path}: not a readable overlay ({exc}); remove it") from None
 
 

@@ -178,7 +178,7 @@ def verify(folder: Path, trusted: dict[str, Tier]) -> Verdict:
         signed_files = {str(k): str(v) for k, v in record["files"].items()}
         public = Ed25519PublicKey.from_public_bytes(base64.b64decode(record["public_key"]))
         signature = base64.b64decode(record["signature"])
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         return Verdict("untrusted", True, reason=f"{file}: unreadable signature ({exc})")
     kid = key_id(public)
     verdict = Verdict(trusted.get(kid, "untrusted"), True, kid)

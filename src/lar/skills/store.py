@@ -1,6 +1,10 @@
 """Installed skills under ``$LAR_HOME/skills/`` and their lock file.
 
-Each skill is copied to ``skills/<name>/``; ``skills/skills.lock`` records, per skill, where it
+Each skill is copied to ``skills/<name>/``, and nothing Lar writes or deletes for a skill lies
+outside that folder: the name must be a valid skill name (lowercase letters, digits, hyphens),
+whether it comes from a SKILL.md, the command line or the lock file. A new copy is made beside
+the old one and swapped in whole, so a failed install leaves the installed version as it was.
+``skills/skills.lock`` records, per skill, where it
 came from (folder, or git checkout and commit), the hash of its file manifest, its trust tier and
 whether it is enabled. A skill whose files no longer match the lock is not loaded, and the
 refusal names the files that changed: an installed skill is as untrusted as a new one once
@@ -14,7 +18,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,7 +27,7 @@ from typing import Any
 
 from lar.skills.as_tool import find_cycle, skill_tools
 from lar.skills.loader import LoadResult, scan_folder
-from lar.skills.manifest import Problem, Skill, SkillError
+from lar.skills.manifest import Problem, Skill, SkillError, name_problem
 from lar.skills.optimizer import apply_overlay, overlay_path, read_overlay
 from lar.skills.scan import Finding, scan_skill
 from lar.skills.signing import (
@@ -79,10 +83,30 @@ class SkillStore:
             raise SkillError(
                 f"{self.lock_file}: not valid JSON ({exc}); fix or remove it"
             ) from None
+        except RecursionError:
+            raise SkillError(f"{self.lock_file}: nested too deeply; fix or remove it") from None
         skills = data.get("skills") if isinstance(data, dict) else None
         if not isinstance(skills, dict):
             raise SkillError(f"{self.lock_file}: no 'skills' mapping; fix or remove it")
+        for name, entry in skills.items():
+            problem = name_problem(name)
+            if problem is not None:
+                raise SkillError(f"{self.lock_file}: skill entry {name!r}: {problem}; remove it")
+            if not isinstance(entry, dict):
+                raise SkillError(f"{self.lock_file}: skill entry {name!r} is not a mapping")
         return skills
+
+    def folder(self, name: str) -> Path:
+        """``skills/<name>/``, the one place Lar writes or deletes for skill ``name``. Raises
+        ``SkillError`` for a name that is not a valid skill name, and for a folder that is a
+        link to somewhere else."""
+        problem = name_problem(name)
+        if problem is not None:
+            raise SkillError(problem)
+        folder = self.root / name
+        if folder.resolve().parent != self.root.resolve():
+            raise SkillError(f"{folder} is a link to {folder.resolve()}; Lar does not follow it")
+        return folder
 
     def _write_lock(self, skills: dict[str, dict[str, Any]]) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -112,11 +136,20 @@ class SkillStore:
 
     # -- install ---------------------------------------------------------------------------
 
-    def install(self, source: str, *, trust: bool = False, replace: bool = False) -> Report:
+    def install(
+        self,
+        source: str,
+        *,
+        trust: bool = False,
+        replace: bool = False,
+        show: Callable[[str, list[Finding]], None] | None = None,
+    ) -> Report:
         """Install every skill in ``source`` (a folder, or a git checkout with ``@REF``).
 
         A skill that is unsigned, signed by an unknown key, tampered with, or whose files show
-        what ClawHavoc used is refused unless ``trust``; nothing from a skill is ever run here."""
+        what ClawHavoc used is refused unless ``trust``; nothing from a skill is ever run here.
+        ``show`` is given each skill's scan findings before anything of it is copied, trusted
+        or not."""
         report = Report()
         with _checkout(source) as (folder, origin):
             results = scan_folder(folder)
@@ -127,16 +160,21 @@ class SkillStore:
             batch = [r.skill for r in results if r.skill is not None]
             for result in results:
                 others = [s for s in batch if result.skill is None or s.name != result.skill.name]
-                self._install_one(
-                    result,
-                    origin,
-                    lock,
-                    trusted,
-                    report,
-                    trust=trust,
-                    replace=replace,
-                    batch=others,
-                )
+                try:
+                    self._install_one(
+                        result,
+                        origin,
+                        lock,
+                        trusted,
+                        report,
+                        trust=trust,
+                        replace=replace,
+                        batch=others,
+                        show=show,
+                    )
+                except (OSError, SkillError) as exc:
+                    label = result.skill.name if result.skill else str(result.file)
+                    report.refused.append((label, f"not installed: {exc}"))
             self._write_lock(lock)
         return report
 
@@ -151,12 +189,14 @@ class SkillStore:
         trust: bool,
         replace: bool,
         batch: list[Skill],
+        show: Callable[[str, list[Finding]], None] | None,
     ) -> None:
         if result.skill is None:
             report.refused.append((str(result.file), "; ".join(str(p) for p in result.problems)))
             return
         skill = result.skill
         where = skill.folder
+        target = self.folder(skill.name)
         if skill.name in lock and not replace:
             report.refused.append((skill.name, f"{skill.name!r} is installed; use --replace"))
             return
@@ -176,22 +216,18 @@ class SkillStore:
             report.refused.append((skill.name, f"its steps form a cycle: {' → '.join(cycle)}"))
             return
         findings = scan_skill(where)
+        if findings and show is not None:
+            show(skill.name, findings)
         why = _untrusted_reason(verdict, findings)
         if why and not trust:
             report.refused.append((skill.name, why + "; install with --trust if you trust it"))
             return
-        target = self.root / skill.name
-        staging = Path(tempfile.mkdtemp(prefix=f".{skill.name}-", dir=_mkdir(self.root)))
         try:
-            shutil.copytree(
-                where, staging / "skill", ignore=shutil.ignore_patterns(".git"), symlinks=True
-            )
-            manifest = file_manifest(staging / "skill")
-            if target.exists():
-                shutil.rmtree(target)
-            os.replace(staging / "skill", target)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            manifest = self._put(where, target)
+        except (OSError, SkillError) as exc:
+            kept = "the installed version is unchanged" if skill.name in lock else "nothing kept"
+            report.refused.append((skill.name, f"could not copy it to {target} ({exc}); {kept}"))
+            return
         tier: Tier = verdict.tier if verdict.intact else "untrusted"
         lock[skill.name] = {
             **origin,
@@ -209,10 +245,33 @@ class SkillStore:
             Installed(skill.name, target, verdict, findings, result.problems, replaced=replace)
         )
 
+    def _put(self, source: Path, target: Path) -> dict[str, str]:
+        """Copy ``source`` to ``target`` (a ``folder``) and return its file manifest. The copy
+        is made beside ``target`` and renamed into place; an old ``target`` is moved aside
+        first and deleted only once the new one is in, or moved back if that fails."""
+        staging = Path(tempfile.mkdtemp(prefix=".install-", dir=_mkdir(self.root)))
+        try:
+            new, old = staging / "new", staging / "old"
+            shutil.copytree(source, new, ignore=shutil.ignore_patterns(".git"), symlinks=True)
+            manifest = file_manifest(new)
+            had = target.exists() or target.is_symlink()
+            if had:
+                os.replace(target, old)
+            try:
+                os.replace(new, target)
+            except OSError:
+                if had:
+                    os.replace(old, target)
+                raise
+            return manifest
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
     def loaded_skills(self, lock: dict[str, dict[str, Any]]) -> list[Skill]:
         loaded = []
         for name in lock:
-            results = scan_folder(self.root / name) if (self.root / name).is_dir() else []
+            folder = self.folder(name)
+            results = scan_folder(folder) if folder.is_dir() else []
             loaded += [r.skill for r in results if r.skill is not None]
         return loaded
 
@@ -223,11 +282,10 @@ class SkillStore:
         if skill is None:
             raise SkillError(f"{folder}: not a usable skill")
         lock = self.lock()
-        target = self.root / skill.name
-        if skill.name in lock or target.exists():
+        target = self.folder(skill.name)
+        if skill.name in lock or target.exists() or target.is_symlink():
             raise SkillError(f"{skill.name!r} is installed already")
-        shutil.copytree(folder, target)
-        manifest = file_manifest(target)
+        manifest = self._put(folder, target)
         lock[skill.name] = {
             "source": source,
             "hash": manifest_hash(manifest),
@@ -268,26 +326,32 @@ class SkillStore:
         self._write_lock(lock)
 
     def remove(self, name: str) -> None:
+        folder = self.folder(name)
         lock = self.lock()
         if name not in lock:
             raise SkillError(_unknown(name, lock))
-        shutil.rmtree(self.root / name, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
         overlay_path(self.root, name).unlink(missing_ok=True)
         del lock[name]
         self._write_lock(lock)
 
     def check(self, name: str) -> list[str]:
         """The files of installed skill ``name`` that differ from the lock (empty: intact)."""
+        folder = self.folder(name)
         entry = self.lock().get(name)
         if entry is None:
             raise SkillError(_unknown(name, self.lock()))
-        return _differences(entry.get("files", {}), file_manifest(self.root / name))
+        return _differences(entry.get("files", {}), file_manifest(folder))
 
     def installed(self) -> list[tuple[dict[str, Any], LoadResult | None, list[str]]]:
         """Each locked skill: its lock entry, what loading it gave, and the files that changed."""
         out: list[tuple[dict[str, Any], LoadResult | None, list[str]]] = []
         for name, entry in sorted(self.lock().items()):
-            folder = self.root / name
+            try:
+                folder = self.folder(name)
+            except SkillError as exc:
+                out.append(({"name": name, **entry}, None, [str(exc)]))
+                continue
             if not (folder / "SKILL.md").exists():
                 out.append(({"name": name, **entry}, None, ["SKILL.md (missing)"]))
                 continue
