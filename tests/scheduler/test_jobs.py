@@ -128,8 +128,10 @@ def test_a_scheduled_run_is_denied_a_confirm_tool_it_was_not_granted_and_says_so
         [_call("file_write", path="report.txt", content="hello"), "I could not write it."],
     )
     store = JobStore(lar_home / "lar.db")
-    job = store.add("write report.txt", "tomorrow at 9am", action="run", tz=TZ, now=NOW)
-    jobs = JobRunner(store, agent=agent, runner=runner, clock=Clock(NINE), workspace=str(tmp_path))
+    job = store.add(
+        "write report.txt", "tomorrow at 9am", action="run", tz=TZ, now=NOW, folder=tmp_path
+    )
+    jobs = JobRunner(store, agent=agent, runner=runner, clock=Clock(NINE))
     assert fire(jobs) == [f"{job.id}:denied"]
     assert not (tmp_path / "report.txt").exists()
     [item] = store.inbox()
@@ -147,9 +149,15 @@ def test_a_granted_confirm_tool_runs_unasked_in_a_scheduled_run(
     )
     store = JobStore(lar_home / "lar.db")
     job = store.add(
-        "write report.txt", "tomorrow at 9am", action="run", tz=TZ, now=NOW, grants=["file_write"]
+        "write report.txt",
+        "tomorrow at 9am",
+        action="run",
+        tz=TZ,
+        now=NOW,
+        grants=["file_write"],
+        folder=tmp_path,
     )
-    jobs = JobRunner(store, agent=agent, runner=runner, clock=Clock(NINE), workspace=str(tmp_path))
+    jobs = JobRunner(store, agent=agent, runner=runner, clock=Clock(NINE))
     assert fire(jobs) == [f"{job.id}:done"]
     assert (tmp_path / "report.txt").read_text() == "hello"
 
@@ -162,9 +170,15 @@ def test_a_job_that_tries_to_create_a_job_is_refused(lar_home: Path, tmp_path: P
     )
     store = JobStore(lar_home / "lar.db")
     job = store.add(
-        "schedule yourself", "tomorrow at 9am", action="run", tz=TZ, now=NOW, grants=["schedule"]
+        "schedule yourself",
+        "tomorrow at 9am",
+        action="run",
+        tz=TZ,
+        now=NOW,
+        grants=["schedule"],
+        folder=tmp_path,
     )
-    jobs = JobRunner(store, agent=agent, runner=runner, clock=Clock(NINE), workspace=str(tmp_path))
+    jobs = JobRunner(store, agent=agent, runner=runner, clock=Clock(NINE))
     [fired] = asyncio.run(jobs.tick())
     assert [j.id for j in store.jobs(everything=True)] == [job.id]  # no new job
     # The refusal is said in what reaches the inbox, whatever the model wrote.
@@ -201,9 +215,9 @@ def test_the_agent_is_made_only_when_a_request_job_first_needs_it(
 
     store = JobStore(lar_home / "lar.db")
     store.add("call my mother", "tomorrow at 9am", tz=TZ, now=NOW)
-    jobs = JobRunner(store, clock=Clock(NINE), make_agent=make, workspace=str(tmp_path))
+    jobs = JobRunner(store, clock=Clock(NINE), make_agent=make)
     assert fire(jobs) == ["1:done"] and made == []  # a reminder needs no model
-    store.add("tidy up", "every 1h", action="run", tz=TZ, now=NINE)
+    store.add("tidy up", "every 1h", action="run", tz=TZ, now=NINE, folder=tmp_path)
     jobs.clock = Clock(NINE + 3600)
     assert fire(jobs) == ["2:done"] and made == [1]
     jobs.clock = Clock(NINE + 7200)

@@ -2,9 +2,13 @@
 
 At 3 a.m. nobody can answer a confirmation, so a job's run is approved by what the user granted
 when the job was made (``Job.grants``, tool names) and by nothing else: any other call that needs
-a yes is denied, and the denial is part of what reaches the inbox. A job's run cannot make jobs
-(the ``schedule`` tool refuses inside one). Every fired job ends in the inbox and the notifiers,
-whatever happened: done, failed, denied or skipped after downtime.
+a yes is denied, and the denial is part of what reaches the inbox. A granted tool is still
+refused a call the danger check flags (``rm -r``, ``curl … | sh``): a grant covers the tool, not
+every command. The run works in the folder the job was made in and under the stricter of its
+creator's permissions and this process's, never the folder or the looser settings of whichever
+process fires it. A job's run cannot make jobs (the ``schedule`` tool refuses inside one). Every
+fired job ends in the inbox and the notifiers, whatever happened: done, failed, denied, skipped
+after downtime, or invalid (never run).
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lar.scheduler.jobs import Claim, Job, JobStore
@@ -40,16 +45,35 @@ class Grants:
 
     granted: frozenset[str]
     denied: list[str] = field(default_factory=list)
+    dangerous: list[str] = field(default_factory=list)
+    """Granted calls refused for what the danger check found: ``tool: reasons``."""
     how_to_allow: str = (
         "it was not granted when the job was made: remove the job and add it again with "
         "`lar schedule add … --allow TOOL`"
     )
 
-    def __call__(self, call: ToolCall, tool: Any) -> bool:
-        if call.name in self.granted:
+    def __call__(self, call: ToolCall, tool: Any, reasons: Sequence[str] = ()) -> bool:
+        if call.name in self.granted and not reasons:
             return True
-        self.denied.append(call.name)
+        if reasons:
+            self.dangerous.append(f"{call.name}: {'; '.join(reasons)}")
+        else:
+            self.denied.append(call.name)
         return False
+
+
+_STRICTNESS = {"auto": 0, "auth": 1, "confirm": 2}
+
+
+def _stricter(session: Any, creators: Mapping[str, str]) -> None:
+    """Each tool of ``session`` under the stricter of its creator's permission and this
+    process's (``auth`` is kept where either says it: it needs the credential)."""
+    executor = session.executor
+    for tool in executor.tools.values():
+        here = executor.permission_of(tool)
+        theirs = creators.get(tool.name, tool.permission)
+        if _STRICTNESS.get(theirs, 2) > _STRICTNESS.get(here, 2):
+            executor.permissions[tool.name] = theirs
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +101,6 @@ class JobRunner:
         runner: Runner | None = None,
         notifiers: Sequence[Notifier] = (),
         clock: Clock = time.time,
-        workspace: str | None = None,
         idle: IdleMode | None = None,
         make_agent: Callable[[], tuple[Agent, Runner]] | None = None,
     ) -> None:
@@ -86,7 +109,6 @@ class JobRunner:
         self.runner = runner
         self.notifiers = list(notifiers)
         self.clock = clock
-        self.workspace = workspace
         self.idle = idle
         """Idle mode, ticked with the jobs (``serve``)."""
         self.make_agent = make_agent
@@ -101,7 +123,6 @@ class JobRunner:
         *,
         agent: Agent | None = None,
         runner: Runner | None = None,
-        workspace: str | None = None,
         make_agent: Callable[[], tuple[Agent, Runner]] | None = None,
     ) -> JobRunner:
         """The job runner of a process: the configured notifiers and idle mode (``lar serve``
@@ -114,7 +135,6 @@ class JobRunner:
             agent=agent,
             runner=runner,
             notifiers=notifiers_from(config.scheduler.notify),
-            workspace=workspace,
             idle=IdleMode(config.scheduler.idle, store, agent=agent, runner=runner),
             make_agent=make_agent,
         )
@@ -136,6 +156,9 @@ class JobRunner:
         job = claim.job
         if claim.decision == "skip":
             outcome = Fired(job, claim.due, "skipped", "Missed while Lar was not running; skipped.")
+        elif claim.decision == "invalid":
+            why = f"Not run, and it will not be: {job.problem}. Remove it and add it again."
+            outcome = Fired(job, claim.due, "invalid", why)
         elif job.action == "remind":
             outcome = Fired(job, claim.due, "done", job.what)
             self.store.finish(claim, "done", job.what)
@@ -147,6 +170,10 @@ class JobRunner:
 
     async def _run(self, claim: Claim) -> Fired:
         job = claim.job
+        folder = Path(job.folder or "")
+        if not job.folder or not await asyncio.to_thread(folder.is_dir):
+            why = f"the job's folder {job.folder} no longer exists (or is not a folder)"
+            return Fired(job, claim.due, "failed", f"{why}; nothing ran")
         if (self.agent is None or self.runner is None) and self.make_agent is not None:
             try:
                 self.agent, self.runner = self.make_agent()
@@ -155,7 +182,8 @@ class JobRunner:
         if self.agent is None or self.runner is None:
             return Fired(job, claim.due, "failed", "no agent to run requests in this scheduler")
         grants = Grants(frozenset(job.grants))
-        session = self.runner.session(self.agent, approver=grants, workspace=self.workspace)
+        session = self.runner.session(self.agent, approver=grants, workspace=folder)
+        _stricter(session, job.permissions or {})
         session.state[SCHEDULED_JOB] = job.id
         try:
             result = await session.arun(job.what)
@@ -167,6 +195,10 @@ class JobRunner:
         text = result.text
         if denied:
             text += "\n\nDenied (not granted when the job was made): " + ", ".join(denied)
+        if grants.dangerous:
+            text += "\n\nRefused as dangerous (a grant never covers what the danger check flags):"
+            text += "".join(f"\n- {line}" for line in dict.fromkeys(grants.dangerous))
+            denied += tuple(line.split(":", 1)[0] for line in grants.dangerous)
         state = "denied" if denied else "done"
         return Fired(job, claim.due, state, text, result.run_id or None, denied)
 

@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo
 
@@ -54,18 +55,28 @@ def _out() -> Console:
 def _at(ts: float | None, tz: str) -> str:
     if ts is None:
         return "—"
-    return datetime.fromtimestamp(ts, ZoneInfo(tz)).strftime("%a %Y-%m-%d %H:%M %Z")
+    try:
+        return datetime.fromtimestamp(ts, ZoneInfo(tz)).strftime("%a %Y-%m-%d %H:%M %Z")
+    except (ValueError, OverflowError, OSError, LookupError):
+        return "—"
 
 
 def _describe(job: Job) -> list[str]:
     kind = "reminder" if job.action == "remind" else "request run as a task"
-    return [
+    lines = [
         f"job {job.id}: {kind}: {job.what}",
         f"  schedule: {job.describe()} (written {job.said!r}), zone {job.tz}",
         f"  next: {_at(job.next_due, job.tz)}; status: {job.status}",
         f"  if missed while Lar was not running: {'run once' if job.missed == 'once' else 'skip'}",
-        "  may use without asking: " + (", ".join(job.grants) or "nothing (asking tools denied)"),
     ]
+    if job.action == "run":
+        lines += [
+            f"  works in: {job.folder or '(no folder recorded: invalid, never run)'}",
+            "  may use without asking: "
+            + (", ".join(job.grants) or "nothing (asking tools denied)")
+            + "; never a command the danger check flags",
+        ]
+    return lines
 
 
 def _known_tools(config: LarConfig) -> set[str]:
@@ -126,6 +137,8 @@ def add(
             tz=tz or config.scheduler.timezone,
             missed=missed or config.scheduler.missed,
             grants=grants,
+            folder=(config.agent.workspace or Path.cwd()) if run else None,
+            permissions=config.tools.permissions,
         )
         _out().print(escape("\n".join(_describe(job))))
 

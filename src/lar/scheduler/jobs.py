@@ -1,7 +1,11 @@
 """Jobs, their runs and the inbox, in ``lar.db`` (I4).
 
 A job is a reminder (``remind``: its text is delivered when due, no model involved) or a request
-(``run``: run as a normal task, traced, with only the tools granted when the job was made).
+(``run``: run as a normal task, traced, with only the tools granted when the job was made). A
+request keeps what its creator had when it was made: the folder it works in (``folder``) and the
+permission of each tool (``permissions``); whichever process fires it, it works there and is
+never allowed more. A row that cannot be kept (a request without a folder, written by an older
+Lar; a schedule no date matches) is ``invalid``: listed as such, reported once, never run.
 
 Never twice for one due time, however many schedulers share the file: a run is claimed in one
 ``BEGIN IMMEDIATE`` transaction that checks the job is still due, records ``(job, due)`` under a
@@ -16,15 +20,24 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
 from lar.db import Database, shared
 from lar.errors import LarError
-from lar.scheduler.when import ScheduleError, next_due, parse_schedule, read_spec, zone
+from lar.scheduler.when import (
+    ScheduleError,
+    next_due,
+    parse_schedule,
+    read_spec,
+    spec_problem,
+    zone,
+)
 
 __all__ = ["Job", "JobRun", "JobStore", "InboxItem", "Claim", "GRACE_S", "JobError"]
 
@@ -47,7 +60,9 @@ CREATE TABLE IF NOT EXISTS jobs (
     grants TEXT NOT NULL,
     status TEXT NOT NULL,
     created REAL NOT NULL,
-    created_by TEXT NOT NULL
+    created_by TEXT NOT NULL,
+    folder TEXT,
+    permissions TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_due ON jobs(status, next_due);
 CREATE TABLE IF NOT EXISTS job_runs (
@@ -96,11 +111,29 @@ class Job:
     next_due: float | None
     missed: Missed
     grants: tuple[str, ...]
-    status: Literal["active", "paused", "done"]
+    status: Literal["active", "paused", "done", "invalid"]
     created: float
     created_by: Literal["user", "agent"]
+    folder: str | None = None
+    """Where a request works: its creator's folder (None for reminders)."""
+    permissions: dict[str, str] | None = None
+    """Its creator's ``tools.permissions`` when it was made (None: not recorded)."""
+
+    @property
+    def problem(self) -> str | None:
+        """Why this job can never run as it is, or None."""
+        if self.action == "run" and not self.folder:
+            return "a request saved without the folder it works in (made by an older Lar)"
+        try:
+            place = zone(self.tz)
+        except ScheduleError as exc:
+            return str(exc)
+        return spec_problem(self.spec, self.said, now=datetime.now(place))
 
     def describe(self) -> str:
+        problem = self.problem
+        if problem is not None:
+            return f"invalid: {problem}"
         return read_spec(self.spec, self.said).describe(zone(self.tz))
 
 
@@ -122,7 +155,7 @@ class Claim:
 
     job: Job
     due: float
-    decision: Literal["run", "skip"]
+    decision: Literal["run", "skip", "invalid"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,14 +169,28 @@ class InboxItem:
 
 
 _COLUMNS = (
-    "id, what, action, spec, said, tz, start, next_due, missed, grants, status, created, created_by"
+    "id, what, action, spec, said, tz, start, next_due, missed, grants, status, created, "
+    "created_by, folder, permissions"
 )
 
 
 def _job(row: Sequence[object]) -> Job:
     values = list(row)
+    values[7] = _fit(values[7])  # type: ignore[arg-type]
     values[9] = tuple(json.loads(str(values[9])))
+    values[14] = json.loads(str(values[14])) if values[14] is not None else None
     return Job(*values)  # type: ignore[arg-type]
+
+
+def _fit(due: float | None) -> float | None:
+    """A due time a date can hold, or None (a row written before periods were bounded)."""
+    if due is None:
+        return None
+    try:
+        datetime.fromtimestamp(due)
+    except (ValueError, OverflowError, OSError):
+        return None
+    return due
 
 
 class JobStore:
@@ -153,6 +200,18 @@ class JobStore:
         self.path = path
         self.by = by or f"pid {os.getpid()}"
         self._db: Database = shared(path, _SCHEMA, "scheduler")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Add the columns a ``jobs`` table made by an older Lar lacks (its requests, having no
+        folder, read as invalid)."""
+        columns = {r[1] for r in self._db.execute("PRAGMA table_info(jobs)").fetchall()}
+        for column in ("folder", "permissions"):
+            if column not in columns:
+                try:
+                    self._db.execute(f"ALTER TABLE jobs ADD COLUMN {column} TEXT")
+                except sqlite3.OperationalError:
+                    pass  # another process added it meanwhile
 
     def close(self) -> None:
         self._db.close()
@@ -170,8 +229,18 @@ class JobStore:
         missed: Missed = "once",
         grants: Sequence[str] = (),
         created_by: Literal["user", "agent"] = "user",
+        folder: str | Path | None = None,
+        permissions: Mapping[str, str] | None = None,
     ) -> Job:
-        """Read ``when`` (lar.scheduler.when) and store the job; ScheduleError if unreadable."""
+        """Read ``when`` (lar.scheduler.when) and store the job; ScheduleError if unreadable.
+        A request (``action="run"``) needs ``folder``, the existing folder it works in, and
+        keeps ``permissions``, its creator's ``tools.permissions``."""
+        if action == "run":
+            if folder is None:
+                raise ScheduleError("a request job needs the folder it works in")
+            folder = Path(folder).expanduser().resolve()
+            if not folder.is_dir():
+                raise ScheduleError(f"{folder}: not a folder; a request job works in one")
         if not what.strip():
             raise ScheduleError("a job needs a text: what to remind of, or what to do")
         if action not in ("remind", "run"):
@@ -180,13 +249,12 @@ class JobStore:
             raise ScheduleError(f"missed-run policy {missed!r} is not 'once' or 'skip'")
         place = zone(tz)
         moment = time.time() if now is None else now
-        from datetime import datetime
-
         schedule = parse_schedule(when, now=datetime.fromtimestamp(moment, place))
         due = next_due(schedule, after=moment, start=moment, tz=place)
         cur = self._db.execute(
             "INSERT INTO jobs (what, action, spec, said, tz, start, next_due, missed, grants, "
-            "status, created, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)",
+            "status, created, created_by, folder, permissions) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)",
             (
                 what.strip(),
                 action,
@@ -199,6 +267,8 @@ class JobStore:
                 json.dumps(sorted(set(grants))),
                 moment,
                 created_by,
+                str(folder) if folder is not None else None,
+                json.dumps(dict(permissions or {}), sort_keys=True),
             ),
         )
         return self.get(int(cur.lastrowid or 0))
@@ -224,6 +294,8 @@ class JobStore:
     def resume(self, job_id: int, *, now: float | None = None) -> Job:
         """Active again; a due time that passed while paused is not made up for."""
         job = self.get(job_id)
+        if job.problem is not None:
+            raise JobError(f"job {job_id} is invalid: {job.problem}; remove it and add it again")
         if job.status != "paused":
             raise JobError(f"job {job_id} is {job.status}, not paused")
         moment = time.time() if now is None else now
@@ -269,6 +341,16 @@ class JobStore:
             job = _job(row)
             assert job.next_due is not None
             due = job.next_due
+            if job.problem is not None:  # reported once, then never due again
+                db.execute(
+                    "UPDATE jobs SET status = 'invalid', next_due = NULL WHERE id = ?", (job_id,)
+                )
+                db.execute(
+                    "INSERT OR IGNORE INTO job_runs (job_id, due, state, started, finished, "
+                    "result, by) VALUES (?, ?, 'invalid', ?, ?, ?, ?)",
+                    (job_id, due, now, now, job.problem, self.by),
+                )
+                return Claim(job, due, "invalid")
             decision: Literal["run", "skip"] = (
                 "skip" if now - due > grace_s and job.missed == "skip" else "run"
             )
@@ -294,8 +376,11 @@ class JobStore:
         return Claim(job, due, decision)
 
     def claim_now(self, job_id: int, now: float) -> Claim:
-        """A run asked for by hand (``lar schedule run-now``); the schedule is unchanged."""
+        """A run asked for by hand (``lar schedule run-now``); the schedule is unchanged.
+        ``JobError`` for an invalid job: nothing runs."""
         job = self.get(job_id)
+        if job.problem is not None:
+            raise JobError(f"job {job_id} is invalid: {job.problem}; nothing ran")
         with self._db.transaction() as db:
             db.execute(
                 "INSERT INTO job_runs (job_id, due, state, started, by) VALUES (?, ?, ?, ?, ?)",

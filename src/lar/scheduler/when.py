@@ -29,7 +29,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from lar.errors import LarError
 
-__all__ = ["Schedule", "ScheduleError", "parse_schedule", "next_due", "zone", "FORMS"]
+__all__ = [
+    "FORMS",
+    "Schedule",
+    "ScheduleError",
+    "next_due",
+    "parse_schedule",
+    "spec_problem",
+    "zone",
+]
 
 FORMS = (
     "a cron expression ('0 9 * * 1-5'), 'daily 09:00', 'weekly mon 09:00', 'monthly 1 09:00', "
@@ -47,6 +55,9 @@ _ONCE = re.compile(r"^(?:once |at )?(\d{4}-\d{2}-\d{2})[ t](\d{1,2}:\d{2})$")
 _WRITTEN_CLOCK = re.compile(r"\b(\d{1,2})(?:[:h.](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.|h\b|uhr\b)?")
 _UNITS = {"m": 60, "h": 3600, "d": 86400}
 MIN_EVERY_S = 60
+MAX_EVERY_S = 10 * 366 * 86400
+"""A period longer than 10 years is refused: no one means it, and its due times run past what
+a date can hold ("every 999999999999h")."""
 
 
 class ScheduleError(LarError):
@@ -106,12 +117,45 @@ def _hour(hour: str, minute: str | None, half: str | None, said: str) -> tuple[i
     return h, m
 
 
-def _cron(expr: str, said: str) -> Schedule:
+def _cron(expr: str, said: str, now: datetime) -> Schedule:
     from croniter import croniter
 
     if not croniter.is_valid(expr):
         raise ScheduleError(f"{said!r} is not a valid cron expression; use {FORMS}")
-    return Schedule("cron", "cron " + expr, said)
+    schedule = Schedule("cron", "cron " + expr, said)
+    problem = spec_problem(schedule.spec, said, now=now)
+    if problem is not None:
+        raise ScheduleError(f"{problem}, so it would never fire; use {FORMS}")
+    return schedule
+
+
+def spec_problem(spec: str, said: str = "", *, now: datetime | None = None) -> str | None:
+    """Why a stored schedule can never be kept, or None: a cron expression no date matches
+    (``0 0 30 2 *``), a period longer than ``MAX_EVERY_S``, a form Lar did not write. ``now``
+    (aware) is where a cron expression's next time is looked for (default: the present)."""
+    shown = said or spec
+    kind, _, rest = spec.partition(" ")
+    try:
+        if kind == "every":
+            seconds = float(rest)
+            if seconds > MAX_EVERY_S:
+                return f"{shown!r}: longer than 10 years apart"
+            if not seconds >= MIN_EVERY_S:  # also NaN
+                return f"{shown!r}: shorter than a minute apart"
+        elif kind == "once":
+            datetime.fromtimestamp(float(rest))
+        elif kind == "cron":
+            from croniter import CroniterError, croniter
+
+            try:
+                croniter(rest, now or datetime.now().astimezone()).get_next(datetime)
+            except (CroniterError, ValueError):
+                return f"{shown!r} matches no date"
+        else:
+            return f"stored schedule {spec!r} is not one Lar wrote"
+    except (ValueError, OverflowError, OSError):
+        return f"stored schedule {spec!r} is not one Lar wrote"
+    return None
 
 
 def parse_schedule(text: str, *, now: datetime) -> Schedule:
@@ -129,24 +173,26 @@ def parse_schedule(text: str, *, now: datetime) -> Schedule:
 
         # Only digits and cron's signs: meant as cron, so an invalid one is said to be so.
         if croniter.is_valid(low) or all(re.fullmatch(r"[\d*/,\-?]+", f) for f in fields):
-            return _cron(low, said)
+            return _cron(low, said, now)
     if low.startswith("cron "):
-        return _cron(low[5:], said)
+        return _cron(low[5:], said, now)
     if m := _DAILY.match(low):
         h, mi = _hour(m[1], m[2], m[3], said)
-        return _cron(f"{mi} {h} * * *", said)
+        return _cron(f"{mi} {h} * * *", said, now)
     if m := _WEEKLY.match(low):
         h, mi = _hour(m[2], m[3], m[4], said)
-        return _cron(f"{mi} {h} * * {(_DAYS.index(m[1]) + 1) % 7}", said)
+        return _cron(f"{mi} {h} * * {(_DAYS.index(m[1]) + 1) % 7}", said, now)
     if m := _MONTHLY.match(low):
         h, mi = _hour(m[2], m[3], m[4], said)
         if not 1 <= int(m[1]) <= 31:
             raise ScheduleError(f"{said!r}: day {m[1]} is not a day of the month")
-        return _cron(f"{mi} {h} {int(m[1])} * *", said)
+        return _cron(f"{mi} {h} {int(m[1])} * *", said, now)
     if m := _EVERY.match(low):
         seconds = int(m[1]) * _UNITS[m[2][0]]
         if seconds < MIN_EVERY_S:
             raise ScheduleError(f"{said!r}: the shortest period is one minute")
+        if seconds > MAX_EVERY_S:
+            raise ScheduleError(f"{said!r}: the longest period is 10 years; use {FORMS}")
         return Schedule("every", f"every {seconds}", said)
     if m := _ONCE.match(low):
         try:

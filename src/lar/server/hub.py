@@ -89,8 +89,7 @@ class Hub:
             store,
             agent=self.agent,
             runner=self.runner,
-            workspace=str(self.workspace) if self.workspace else None,
-        )
+        )  # a request job works in its own folder (Job.folder), not the server's
         log = logging.getLogger("lar.server")
 
         def fired(f: Any) -> None:
