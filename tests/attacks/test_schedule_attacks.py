@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from tests.cli.test_cli import configure as _configure
+from tests.cli.test_cli import lar
 
 from lar.agents import Agent, Runner, TaskStore
 from lar.agents.scheduled import JobRunner
@@ -29,28 +29,7 @@ from lar.tools import builtin_tools
 
 
 def _lar(*args: str, home: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {
-        "LAR_HOME": str(home),
-        "PATH": "/usr/bin:/bin",
-        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),  # the lar this test imported
-        "COLUMNS": "250",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "lar", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def _configure(home: Path, url: str) -> None:
-    (home / "config.yaml").write_text(
-        "model: mock\nmodels:\n  - name: mock\n    engine: openai\n"
-        f"    base_url: {url}\n    retries: 0\n"
-    )
+    return lar(*args, home=home, cwd=cwd, columns=250)
 
 
 def _folders(tmp_path: Path) -> tuple[Path, Path]:

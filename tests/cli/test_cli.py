@@ -1,6 +1,7 @@
 """The ``lar`` command as a user runs it: a real subprocess against a loopback mock endpoint."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,12 @@ from lar.testing import MockOpenAIServer, text_reply, tool_call_reply
 def lar(
     *args: str, home: Path, cwd: Path | None = None, columns: int = 200
 ) -> subprocess.CompletedProcess[str]:
-    env = {"LAR_HOME": str(home), "PATH": "/usr/bin:/bin", "COLUMNS": str(columns)}
+    env = {
+        "LAR_HOME": str(home),
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),  # the lar this test imported
+        "COLUMNS": str(columns),
+    }
     return subprocess.run(
         [sys.executable, "-m", "lar", *args],
         capture_output=True,
