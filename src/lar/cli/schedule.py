@@ -70,12 +70,9 @@ def _describe(job: Job) -> list[str]:
         f"  if missed while Lar was not running: {'run once' if job.missed == 'once' else 'skip'}",
     ]
     if job.action == "run":
-        lines += [
-            f"  works in: {job.folder or '(no folder recorded: invalid, never run)'}",
-            "  may use without asking: "
-            + (", ".join(job.grants) or "nothing (asking tools denied)")
-            + "; never a command the danger check flags",
-        ]
+        lines.append(f"  works in: {job.folder or '(no folder recorded: invalid, never run)'}")
+    unasked = ", ".join(job.grants) or "nothing (asking tools denied)"
+    lines.append(f"  may use without asking: {unasked}")
     return lines
 
 
