@@ -2,6 +2,8 @@
 
     python bench/everyday.py evals/everyday/dev.yaml evals/everyday/test.yaml \\
         [--track protocol] [--json evals/results/everyday.jsonl] [--resume] [--failures]
+    python bench/everyday.py --draw 7 [--per-language 40] [--save draw-7.yaml]  # a generated
+        # draw (src/lar/evals/draws): dev seeds 0-9999 to tune on, test seeds 10000-19999 to report
     python bench/everyday.py --report evals/results/everyday.jsonl   # tables from a result file
     python bench/everyday.py --compare BEFORE.jsonl AFTER.jsonl   # both, side by side, into
                                                                   # BENCHMARKS.md
@@ -99,7 +101,13 @@ def main() -> int:
     parser.add_argument("suites", nargs="*", type=Path, help="task files (YAML)")
     parser.add_argument("--track", default="protocol")
     parser.add_argument("--model", default=None)
-    parser.add_argument("--max-turns", type=int, default=4)
+    parser.add_argument(
+        "--max-turns", type=int, default=None, help="default: agent.max_turns, as `lar run`"
+    )
+    parser.add_argument("--draw", type=int, action="append", metavar="SEED",
+                        help="a generated draw of this seed (repeat for more)")  # fmt: skip
+    parser.add_argument("--per-language", type=int, default=40, help="tasks a language a draw")
+    parser.add_argument("--save", type=Path, default=None, help="write the draw as a task file")
     parser.add_argument("--json", type=Path, default=None, help="append one row per task")
     parser.add_argument("--resume", action="store_true", help="skip tasks already in --json")
     parser.add_argument("--failures", action="store_true", help="list failed tasks and why")
@@ -129,7 +137,16 @@ def main() -> int:
             if part:
                 print(table(f"{title}, {args.report.name}", part) + "\n")
         return 0
+    if args.save is not None and len(args.draw or []) != 1:
+        parser.error("--save writes one draw: give exactly one --draw SEED")
     suites = {path: load_tasks(path) for path in args.suites}
+    for seed in args.draw or []:
+        from lar.evals.draws import draw, part_of, to_yaml
+
+        tasks = draw(seed, per_language=args.per_language)
+        if args.save is not None:
+            args.save.write_text(to_yaml(tasks), encoding="utf-8")
+        suites[Path(f"draw {seed} ({part_of(seed)} seed)")] = tasks
     if args.only:
         suites = {
             p: kept
@@ -139,7 +156,8 @@ def main() -> int:
     done = _rows(args.json) if args.json is not None and args.resume else {}
     config = load_config()
     engine = build_engine(config, args.model)
-    runner = EverydayRunner(config, engine, track=args.track, max_turns=args.max_turns)
+    max_turns = args.max_turns or config.agent.max_turns
+    runner = EverydayRunner(config, engine, track=args.track, max_turns=max_turns)
     sink = args.json.open("a", encoding="utf-8") if args.json is not None else None
     try:
         for path, tasks in suites.items():

@@ -5,19 +5,26 @@ A task file is YAML, a list of tasks::
 
     - id: files-sum                      # unique in the suite
       category: files
+      language: en                         # the request's language (optional)
       request: Read numbers.txt and tell me the sum.
       files: {numbers.txt: "12.5\\n7.25\\n"}  # the workspace before the run
       pages: {/menu.html: "<html>…"}        # served on 127.0.0.1; {base} in the request
       memory: ["I prefer green tea"]         # the user's memories before the run
       allow: true                    # the user allows calls that need a yes (default: no)
       expect:
-        has: ["19.75"]          # every one of these in the answer (case-insensitive)
+        has: ["19.75", ["4.5", "4,5"]]  # every one of these in the answer (case-insensitive);
+                                        # one that is a list: any one of its texts
         has_any: ["can't", "cannot"]  # at least one of these
         lacks: ["20"]           # none of these
         no_new_figures: true    # no figure the request did not hold
         files: {out.md: ["milk"]}     # the file exists and holds each text
         absent: ["out.md"]      # these files do not exist
         unchanged: true         # no file of the workspace changed
+
+A wanted number is found as a figure of its own (``_holds``): wanted with a decimal point
+("1,234.5"), the answer's figures are read with one; wanted with a decimal comma ("1234,5",
+"1.234,5", "1 234,5"), they are read with a comma. A group under ``has`` lists the ways the
+request's language may write one value, so an answer written in any of them passes.
 
 Nothing here reaches beyond 127.0.0.1; every run is bounded by the agent's ``max_turns``.
 """
@@ -42,7 +49,10 @@ from lar.errors import LarError
 __all__ = ["Task", "TaskResult", "SuiteError", "EverydayRunner", "load_tasks", "score"]
 
 _EXPECT_KEYS = {"has", "has_any", "lacks", "no_new_figures", "files", "absent", "unchanged"}
-_TASK_KEYS = {"id", "category", "request", "files", "pages", "memory", "allow", "expect"}
+_TASK_KEYS = {
+    "id", "category", "language", "request", "files", "pages", "memory", "allow", "expect"
+}  # fmt: skip
+_LISTS = ("has", "has_any", "lacks", "absent")
 _FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
 
 
@@ -60,7 +70,10 @@ class Task:
     pages: dict[str, str] = field(default_factory=dict)
     memory: list[str] = field(default_factory=list)
     yes: bool = False
-    source: str = ""
+    source: str = field(default="", compare=False)
+    """The file the task was read from: where it is, not what it is, so not compared."""
+    language: str = ""
+    """The request's language ("en", "pt", ...); empty where a suite does not say."""
 
 
 @dataclass(slots=True)
@@ -118,6 +131,12 @@ def load_tasks(path: Path) -> list[Task]:
         if not isinstance(expect, dict) or set(expect) - _EXPECT_KEYS:
             bad = sorted(set(expect) - _EXPECT_KEYS) if isinstance(expect, dict) else ["expect"]
             raise SuiteError(f"{where}: unknown expectation {bad[0]!r}")
+        for key in _LISTS:
+            if not isinstance(expect.get(key, []), list):
+                raise SuiteError(f"{where}: {key!r} is a list")
+        for wanted in expect.get("has", []):
+            if isinstance(wanted, list) and (not wanted or any(_nested(w) for w in wanted)):
+                raise SuiteError(f"{where}: a group in 'has' is a non-empty list of texts")
         tasks.append(
             Task(
                 id=str(item["id"]),
@@ -129,9 +148,14 @@ def load_tasks(path: Path) -> list[Task]:
                 memory=[str(m) for m in item.get("memory") or []],
                 yes=bool(item.get("allow", False)),
                 source=str(path),
+                language=str(item.get("language") or ""),
             )
         )
     return tasks
+
+
+def _nested(value: Any) -> bool:
+    return isinstance(value, list | dict) or value is None
 
 
 class _Pages(http.server.BaseHTTPRequestHandler):
@@ -175,10 +199,8 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 
 def score(task: Task, answer: str, before: dict[str, bytes], workspace: Path) -> list[str]:
     """What the run got wrong, as a user would check it (empty: passed)."""
-    expect, low, failures = task.expect, answer.casefold(), []
-    for text in expect.get("has", []):
-        if not _holds(answer, str(text)):
-            failures.append(f"answer lacks {text!r}")
+    expect, low = task.expect, answer.casefold()
+    failures = [_lacks(wanted) for wanted in expect.get("has", []) if not _has(answer, wanted)]
     options = expect.get("has_any", [])
     if options and not any(str(t).casefold() in low for t in options):
         failures.append(f"answer has none of {options!r}")
@@ -209,20 +231,50 @@ def score(task: Task, answer: str, before: dict[str, bytes], workspace: Path) ->
     return failures
 
 
-_NUMBER = re.compile(r"^-?\d[\d,]*(?:\.\d+)?$")
+_GROUPS = "[. \u00a0\u202f]"  # what separates thousands where the decimal mark is a comma
+_WANTED = {  # a wanted number, by its decimal mark
+    ".": re.compile(r"^-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$"),
+    ",": re.compile(rf"^-?(?:\d{{1,3}}(?:{_GROUPS}\d{{3}})+|\d+)(?:,\d+)?$"),
+}
+# A figure in an answer, whole: not the tail or head of a longer one ("1.234,5" holds no "234").
+_EDGE_BEFORE, _EDGE_AFTER = r"(?<!\d)(?<!\d[.,])", r"(?![.,]?\d)"
+_FIGURES = {
+    ".": re.compile(_EDGE_BEFORE + r"-?\d+(?:,\d{3})*(?:\.\d+)?" + _EDGE_AFTER),
+    ",": re.compile(_EDGE_BEFORE + rf"-?\d+(?:{_GROUPS}\d{{3}})*(?:,\d+)?" + _EDGE_AFTER),
+}
+
+
+def _plain(figure: str, mark: str) -> str:
+    """A figure as digits and a decimal point, with no thousands separators."""
+    if mark == ",":
+        return re.sub(_GROUPS, "", figure).replace(",", ".")
+    return figure.replace(",", "")
+
+
+def _has(answer: str, wanted: Any) -> bool:
+    """Whether the answer holds one wanted text, or any one of a group of them."""
+    options = wanted if isinstance(wanted, list) else [wanted]
+    return any(_holds(answer, str(text)) for text in options)
+
+
+def _lacks(wanted: Any) -> str:
+    return f"answer lacks {'all of ' if isinstance(wanted, list) else ''}{wanted!r}"
 
 
 def _holds(answer: str, wanted: str) -> bool:
     """Whether ``answer`` holds ``wanted``: as text, or, for a number, as a figure of its own
     that is that number, written out to more places ("1.8288" holds "1.82", "176.67" holds
-    "176") or rounded to it ("154.32" holds "154.3"); "51" does not hold "5", nor "4,000" "4".
+    "176") or rounded to it ("154.32" holds "154.3"); "51" does not hold "5", nor "4,000" "4",
+    nor "50,5" "50". A number is read with a decimal point ("1,234.5"), or, where it is written
+    with a comma ("1234,5", "1.234,5", "1 234,5"), the answer's figures are read so too.
     """
-    if not _NUMBER.match(wanted):
+    mark = next((m for m, form in _WANTED.items() if form.match(wanted)), None)
+    if mark is None:
         return wanted.casefold() in answer.casefold()
-    want = wanted.replace(",", "")
+    want = _plain(wanted, mark)
     places = len(want.partition(".")[2])
-    for figure in re.findall(r"-?\d+(?:,\d{3})*(?:\.\d+)?", answer):
-        got = figure.replace(",", "")
+    for figure in _FIGURES[mark].findall(answer):
+        got = _plain(figure, mark)
         if got == want or ("." in want and got.startswith(want)):
             return True
         if places and "." in got and round(float(got), places) == float(want):
