@@ -147,6 +147,9 @@ class ToolsConfig(_Strict):
     permissions: dict[str, Literal["auto", "confirm", "auth"]] = Field(default_factory=dict)
     """Policy overrides, e.g. ``{code_run: auto}``; dangerous commands still ask, hard-line
     ones are still refused."""
+    extra: list[str] = Field(default_factory=list)
+    """Built-in tools offered besides the default set (``code_read``: Python over the
+    workspace, read-only, no network, asks no one); off until measured to help."""
 
 
 class MemorySettings(_Strict):

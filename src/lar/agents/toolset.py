@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lar.config import LarConfig
+from lar.errors import ConfigError
 from lar.tools.base import Tool
 
 if TYPE_CHECKING:
@@ -32,9 +33,16 @@ class Toolset:
 def gather_tools(config: LarConfig, *, mcp: bool = True) -> Toolset:
     """Every tool for ``config``; with ``mcp`` its MCP servers are started (``Toolset.close``)."""
     from lar.skills import installed_skill_tools
-    from lar.tools import builtin_tools, discover_tools
+    from lar.tools import builtin_tools, discover_tools, optional_tools
 
-    tools = [*builtin_tools(), *discover_tools(config.tools_dir)]
+    try:
+        extra = optional_tools(config.tools.extra)
+    except KeyError as exc:
+        where = str(config.home / "config.yaml")
+        raise ConfigError(
+            f"{where}: tools.extra: {exc.args[0]}", file=where, key="tools.extra"
+        ) from None
+    tools = [*builtin_tools(), *extra, *discover_tools(config.tools_dir)]
     skills, notes = (
         installed_skill_tools(config.home, [t.name for t in tools])
         if config.skills.enabled

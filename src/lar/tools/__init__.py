@@ -15,6 +15,7 @@ __all__ = [
     "ToolContext",
     "private_paths",
     "builtin_tools",
+    "optional_tools",
     "discover_tools",
     "Changes",
     "isolation_level",
@@ -34,6 +35,7 @@ __getattr__, __dir__ = lazy_exports(
         "ToolContext": "lar.tools.base",
         "private_paths": "lar.tools.base",
         "builtin_tools": "lar.tools.builtin",
+        "optional_tools": "lar.tools.builtin",
         "discover_tools": "lar.tools.discovery",
         "Changes": "lar.tools.staging",
         "isolation_level": "lar.tools.sandbox",
@@ -46,7 +48,7 @@ __getattr__, __dir__ = lazy_exports(
 
 if TYPE_CHECKING:
     from lar.tools.base import Tool, ToolContext, private_paths
-    from lar.tools.builtin import builtin_tools
+    from lar.tools.builtin import builtin_tools, optional_tools
     from lar.tools.builtin.web import web_scan
     from lar.tools.discovery import discover_tools
     from lar.tools.sandbox import (

@@ -87,6 +87,9 @@ class SandboxPolicy:
     root: Path | None = None
     """A folder mounted at ``workspace`` instead of it (a staging copy, lar.tools.staging);
     bubblewrap only."""
+    read_only: bool = False
+    """The workspace mounted read-only (``code_read``): the program can read it and write only
+    its own ``/tmp``, which ends with it; bubblewrap only."""
 
 
 @dataclass(slots=True)
@@ -163,7 +166,7 @@ def _bwrap_args(policy: SandboxPolicy, seccomp_fd: int | None = None) -> list[st
     # The interpreter may live under the (now hidden) home directory, e.g. pyenv.
     for prefix in {sys.base_prefix, sys.prefix}:
         args += ["--ro-bind", prefix, prefix]
-    args += ["--bind", str(policy.root or ws), ws]
+    args += ["--ro-bind" if policy.read_only else "--bind", str(policy.root or ws), ws]
     for denied in policy.denied_paths:
         if denied.is_dir():
             args += ["--tmpfs", str(denied)]
@@ -390,8 +393,9 @@ async def run_sandboxed(
     while the sandbox's limits keep running."""
     _not_dumpable()
     level = isolation_level()
-    if policy.root is not None and level != "bubblewrap":
-        raise ValueError("a staging root needs bubblewrap (mount namespaces)")
+    if (policy.root is not None or policy.read_only) and level != "bubblewrap":
+        what = "a staging root" if policy.root is not None else "a read-only workspace"
+        raise ValueError(f"{what} needs bubblewrap (mount namespaces)")
     policy.workspace.mkdir(parents=True, exist_ok=True)
     env = _env(policy)
     pipes = bridge_pipes() if bridge is not None else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lar.tools.base import Tool, ToolRegistry
 from lar.tools.builtin.calc import calculate, convert_units
-from lar.tools.builtin.code import code_run, shell
+from lar.tools.builtin.code import code_read, code_run, shell
 from lar.tools.builtin.files import file_patch, file_read, file_write
 from lar.tools.builtin.folders import file_find, folder_list
 from lar.tools.builtin.interaction import ask_user, update_working_checkpoint
@@ -13,7 +13,7 @@ from lar.tools.builtin.notes import notes, todo
 from lar.tools.builtin.schedule import schedule
 from lar.tools.builtin.web import web_scan
 
-__all__ = ["BUILTIN_TOOLS", "builtin_tools"]
+__all__ = ["BUILTIN_TOOLS", "OPTIONAL_TOOLS", "builtin_tools", "optional_tools"]
 
 BUILTIN_TOOLS: tuple[Tool, ...] = (
     file_read,
@@ -35,10 +35,24 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     schedule,
 )
 
-for _t in BUILTIN_TOOLS:
+OPTIONAL_TOOLS: tuple[Tool, ...] = (code_read,)
+"""Built in but not offered unless ``tools.extra`` names them: each joins the default set only
+once an ablation on generated draws shows it helps (docs/evals.md)."""
+
+for _t in (*BUILTIN_TOOLS, *OPTIONAL_TOOLS):
     if not ToolRegistry.contains(_t.name):
         ToolRegistry.add(_t.name, _t)
 
 
 def builtin_tools() -> list[Tool]:
     return list(BUILTIN_TOOLS)
+
+
+def optional_tools(names: list[str]) -> list[Tool]:
+    """The optional tools named (``tools.extra``); ``KeyError`` naming the first unknown one
+    and the known ones."""
+    known = {t.name: t for t in OPTIONAL_TOOLS}
+    for name in names:
+        if name not in known:
+            raise KeyError(f"{name!r} is not an optional tool; known: {', '.join(sorted(known))}")
+    return [known[name] for name in names]

@@ -18,7 +18,15 @@ from lar.tools.danger import Verdict, assess
 from lar.tools.sandbox import SandboxPolicy, SandboxResult, isolation_level, run_sandboxed
 from lar.tools.staging import CannotStage, Stage, Staged, kept_notice
 
-__all__ = ["code_run", "shell", "NOTEBOOK_RUNNER", "sandbox_policy", "report", "snapshot"]
+__all__ = [
+    "NOTEBOOK_RUNNER",
+    "code_read",
+    "code_run",
+    "report",
+    "sandbox_policy",
+    "shell",
+    "snapshot",
+]
 
 _MAX_OUTPUT = 8000
 
@@ -184,3 +192,30 @@ async def shell(command: str, ctx: ToolContext, timeout_s: int = 10) -> str | St
     """
     result: str | Staged = await code_run.fn(command, ctx, language="shell", timeout_s=timeout_s)
     return result
+
+
+@tool(permission="auto", timeout_s=60, broad=True, reads_outside=True, read_only=True)
+async def code_read(code: str, ctx: ToolContext, timeout_s: int = 10) -> str:
+    """Compute with Python over the files here, read-only: counts, sums, tables, dates.
+
+    It cannot change a file or reach the network; print what the answer needs.
+
+    Args:
+        code: The Python program (a final expression is printed).
+        timeout_s: Seconds before the run is killed (1-50).
+    """
+    # Asks no one: the workspace is mounted read-only, the network and Lar's home are out of
+    # reach, and /tmp is the program's own, gone when it ends. Without bubblewrap none of that
+    # holds, so it does not run (code_run, which asks first, still does).
+    if isolation_level() != "bubblewrap":
+        raise RuntimeError(
+            "read-only code needs bubblewrap (mount namespaces), which this machine lacks; "
+            "use code_run, which asks first"
+        )
+    timeout_s = max(1, min(int(timeout_s), 50))
+    verdict = assess(code, workspace=ctx.workspace, language="python")
+    if verdict.level == "refuse":
+        raise PermissionError("refused, never run: " + "; ".join(verdict.reasons))
+    policy = dataclasses.replace(sandbox_policy(ctx, timeout_s), network=False, read_only=True)
+    result = await run_sandboxed([sys.executable, "-c", NOTEBOOK_RUNNER, code], policy)
+    return report(result, timeout_s)

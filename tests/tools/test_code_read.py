@@ -1,0 +1,144 @@
+"""code_read: Python over the workspace that asks no one because it cannot change anything.
+
+Each test makes the call as a model would (through the executor, with no approver at all, so
+anything that needed a yes would be refused) and checks what reached the disk or the network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from lar.agents import gather_tools
+from lar.config import load_config
+from lar.errors import ConfigError
+from lar.tools import builtin_tools, optional_tools
+from lar.tools.base import ToolContext
+from lar.tools.builtin import code
+from lar.tools.executor import ToolExecutor
+from lar.tools.sandbox import isolation_level
+from lar.types import ToolCall, ToolResult
+
+if isolation_level() != "bubblewrap":
+    if os.environ.get("CI"):
+        raise RuntimeError("CI must run the read-only code tests: install bubblewrap (install.sh)")
+    pytest.skip("bubblewrap is not installed: no read-only mount", allow_module_level=True)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    (folder / "sales.csv").write_text("region,amount\nnorth,12.5\nsouth,7.25\nnorth,30\n")
+    (folder / "keep.txt").write_text("the user's words\n")
+    return folder
+
+
+def run(ws: Path, source: str) -> ToolResult:
+    executor = ToolExecutor(optional_tools(["code_read"]))  # no approver: nothing can say yes
+    try:
+        return asyncio.run(
+            executor.run(ToolCall("c", "code_read", {"code": source}), ToolContext(workspace=ws))
+        )
+    finally:
+        executor.close()
+
+
+def test_a_data_question_is_computed_without_anyone_asked(ws: Path) -> None:
+    result = run(
+        ws,
+        "import csv\nrows = list(csv.DictReader(open('sales.csv')))\n"
+        "sum(float(r['amount']) for r in rows if r['region'] == 'north')",
+    )
+    assert result.ok and "exit_code: 0" in result.content and "42.5" in result.content
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "open('new.txt', 'w').write('x')",
+        "open('keep.txt', 'a').write('more')",
+        "open('keep.txt', 'w').write('')",
+        "import os; os.remove('keep.txt')",
+        "import os; os.rename('keep.txt', 'moved.txt')",
+        "import os; os.mkdir('made')",
+        "import shutil; shutil.rmtree('.', ignore_errors=False)",
+        "import subprocess as s; s.run(['sh', '-c', 'echo x > new.txt; rm keep.txt'], check=True)",
+    ],
+    ids=["create", "append", "truncate", "delete", "rename", "mkdir", "rmtree", "subprocess"],
+)
+def test_it_cannot_write_or_delete_anything_in_the_workspace(ws: Path, source: str) -> None:
+    before = {p.name: p.read_bytes() for p in ws.iterdir()}
+    result = run(ws, source)
+    assert "exit_code: 0" not in result.content, result.content
+    assert "Read-only file system" in result.content, result.content
+    assert {p.name: p.read_bytes() for p in ws.iterdir()} == before
+
+
+def test_scratch_files_in_tmp_work_and_vanish(ws: Path) -> None:
+    result = run(ws, "open('/tmp/scratch', 'w').write('x')\nprint(open('/tmp/scratch').read())")
+    assert "exit_code: 0" in result.content and "stdout:\nx" in result.content
+    assert not (ws / "scratch").exists()
+
+
+def test_it_cannot_reach_the_network_not_even_loopback(ws: Path) -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(5)
+    port = server.getsockname()[1]
+    accepted: list[object] = []
+
+    def accept() -> None:
+        try:
+            accepted.append(server.accept())
+        except OSError:
+            pass
+
+    waiter = threading.Thread(target=accept)
+    waiter.start()
+    try:
+        result = run(
+            ws,
+            f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=3)\n"
+            "s.sendall(b'leak')\nprint('connected')",
+        )
+    finally:
+        waiter.join(10)
+        server.close()
+    assert "connected" not in result.content and "exit_code: 0" not in result.content
+    assert accepted == []
+
+
+def test_it_is_offered_only_when_the_config_names_it(lar_home: Path) -> None:
+    assert "code_read" not in {t.name for t in builtin_tools()}
+    (lar_home / "config.yaml").write_text("tools:\n  extra: [code_read]\n")
+    found = gather_tools(load_config(), mcp=False)
+    try:
+        [tool] = [t for t in found.tools if t.name == "code_read"]
+        assert tool.permission == "auto" and tool.read_only
+    finally:
+        found.close()
+
+
+def test_an_unknown_extra_tool_is_named_with_the_known_ones(lar_home: Path) -> None:
+    (lar_home / "config.yaml").write_text("tools:\n  extra: [code_reader]\n")
+    with pytest.raises(ConfigError) as err:
+        gather_tools(load_config(), mcp=False)
+    message = str(err.value)
+    assert "tools.extra" in message and "'code_reader'" in message and "code_read" in message
+    assert str(lar_home / "config.yaml") in message
+
+
+def test_without_a_read_only_mount_it_does_not_run(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(code, "isolation_level", lambda: "rlimits")
+    result = run(ws, "open('new.txt', 'w').write('x')")
+    assert not result.ok and "needs bubblewrap" in result.content and "code_run" in result.content
+    assert not (ws / "new.txt").exists()
