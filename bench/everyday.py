@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import Any
 
 
-def table(title: str, rows: list[dict[str, Any]]) -> str:
+def table(title: str, rows: list[dict[str, Any]], key: str = "category") -> str:
     by: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
-        by[row["category"]].append(row)
+        by[row.get(key) or "?"].append(row)
     lines = [
         f"**{title}**",
         "",
-        "| category | tasks | passed | model calls/task | prompt tokens/task | wall s/task |",
+        f"| {key} | tasks | passed | model calls/task | prompt tokens/task | wall s/task |",
         "|---|---|---|---|---|---|",
     ]
 
@@ -108,6 +108,8 @@ def main() -> int:
                         help="a generated draw of this seed (repeat for more)")  # fmt: skip
     parser.add_argument("--per-language", type=int, default=40, help="tasks a language a draw")
     parser.add_argument("--save", type=Path, default=None, help="write the draw as a task file")
+    parser.add_argument("--extra", action="append", default=None, metavar="TOOL",
+                        help="an optional tool to offer (tools.extra), e.g. code_read")  # fmt: skip
     parser.add_argument("--json", type=Path, default=None, help="append one row per task")
     parser.add_argument("--resume", action="store_true", help="skip tasks already in --json")
     parser.add_argument("--failures", action="store_true", help="list failed tasks and why")
@@ -155,6 +157,9 @@ def main() -> int:
         }
     done = _rows(args.json) if args.json is not None and args.resume else {}
     config = load_config()
+    if args.extra is not None:
+        tools = config.tools.model_copy(update={"extra": args.extra})
+        config = config.model_copy(update={"tools": tools})
     engine = build_engine(config, args.model)
     max_turns = args.max_turns or config.agent.max_turns
     runner = EverydayRunner(config, engine, track=args.track, max_turns=max_turns)
@@ -165,7 +170,7 @@ def main() -> int:
             for n, task in enumerate(tasks, 1):
                 row = done.get(task.id)
                 if row is None:
-                    row = {**runner.run(task).row(), "track": args.track}
+                    row = {**runner.run(task).row(), "track": args.track, "extra": args.extra or []}
                     if sink is not None:
                         sink.write(json.dumps(row, ensure_ascii=False) + "\n")
                         sink.flush()
@@ -173,7 +178,10 @@ def main() -> int:
                 print(f"[{n}/{len(tasks)}] {mark} {task.id} ({row['model_calls']} calls, "
                       f"{row['wall_s']:.1f} s)", file=sys.stderr)  # fmt: skip
                 rows.append(row)
-            print(table(f"{path} — {engine.name}, {args.track} track", rows) + "\n")
+            extra = f", with {', '.join(args.extra)}" if args.extra else ""
+            print(table(f"{path} — {engine.name}, {args.track} track{extra}", rows) + "\n")
+            if any(r.get("language") for r in rows):
+                print(table(f"{path}, by language", rows, key="language") + "\n")
             if args.failures:
                 for row in rows:
                     if not row["passed"]:

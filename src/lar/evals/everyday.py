@@ -93,6 +93,7 @@ class TaskResult:
         return {
             "id": self.task.id,
             "category": self.task.category,
+            "language": self.task.language,
             "passed": self.passed,
             "answer": self.answer,
             "failures": self.failures,
@@ -296,15 +297,17 @@ def _approver(yes: bool) -> Any:
 
 class EverydayRunner:
     """Runs tasks on one engine: one runner, and for each task a fresh workspace and a fresh
-    Lar home (memory, notes, to-dos), so no task sees another's."""
+    Lar home (memory, notes, to-dos), so no task sees another's. The tools are the built-in
+    ones and the optional ones ``tools.extra`` names, as ``lar run`` offers them."""
 
     def __init__(self, config: Any, engine: Any, *, track: str, max_turns: int) -> None:
         from lar.agents import Agent, Runner
-        from lar.tools import builtin_tools
+        from lar.tools import builtin_tools, optional_tools
 
         self.config = config
         self.runner = Runner(config=config, engine=engine, traces=False, memory=False)
-        self.agent = Agent(tools=builtin_tools(), track=track, max_turns=max_turns)  # type: ignore[arg-type]
+        tools = [*builtin_tools(), *optional_tools(config.tools.extra)]
+        self.agent = Agent(tools=tools, track=track, max_turns=max_turns)  # type: ignore[arg-type]
 
     def run(self, task: Task) -> TaskResult:
         from lar.memory import open_memory, statement
