@@ -10,7 +10,7 @@ import pytest
 
 from lar.config import LarConfig
 from lar.engines.scripted import ScriptedEngine
-from lar.evals.everyday import EverydayRunner, SuiteError, Task, load_tasks, score
+from lar.evals.everyday import EverydayRunner, SuiteError, Task, load_tasks, score, ungrounded
 
 SUITES = Path(__file__).parents[2] / "evals" / "everyday"
 
@@ -109,3 +109,32 @@ def test_the_runner_gives_each_task_its_workspace_and_counts_model_calls() -> No
 def test_a_wanted_number_is_a_figure_of_its_own(answer: str, wanted: str, holds: bool) -> None:
     task = Task("x", "c", "?", {"has": [wanted]})
     assert (score(task, answer, {}, Path(".")) == []) is holds
+
+
+def test_a_figure_is_grounded_only_by_the_request_or_a_tool_result_of_the_run() -> None:
+    sources = ["How many rows, and what total?", '{"result": "1.234,5"}']
+    answer = "The total is 1234.5 over 17 rows (7 of them empty); see 2024."
+    assert ungrounded(answer, sources) == ["17", "2024"]  # one-digit figures are phrasing
+    assert ungrounded(answer, [*sources, "rows: 17, year 2024"]) == []
+
+
+@pytest.mark.parametrize(("computed", "ungrounded_figures"), [(True, []), (False, ["42"])])
+def test_the_runner_counts_a_figure_no_tool_gave(
+    computed: bool, ungrounded_figures: list[str]
+) -> None:
+    task = Task(
+        "d-sum", "files", "Sum the numbers in numbers.txt.", {"has": ["42"]},
+        files={"numbers.txt": "10\n32\n"},
+    )  # fmt: skip
+    steps = [call("file_read", path="numbers.txt")]
+    if computed:
+        steps.append(call("calculate", expression="10 + 32"))
+    engine = ScriptedEngine([*steps, "The sum is 42."], repeat_last=True)  # asked once to compute
+    runner = EverydayRunner(LarConfig(), engine, track="protocol", max_turns=4)
+    try:
+        result = runner.run(task)
+    finally:
+        runner.close()
+    assert "42" in result.answer
+    assert result.ungrounded == ungrounded_figures
+    assert result.row()["ungrounded"] == ungrounded_figures

@@ -36,7 +36,7 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +46,15 @@ import yaml
 
 from lar.errors import LarError
 
-__all__ = ["Task", "TaskResult", "SuiteError", "EverydayRunner", "load_tasks", "score"]
+__all__ = [
+    "EverydayRunner",
+    "SuiteError",
+    "Task",
+    "TaskResult",
+    "load_tasks",
+    "score",
+    "ungrounded",
+]
 
 _EXPECT_KEYS = {"has", "has_any", "lacks", "no_new_figures", "files", "absent", "unchanged"}
 _TASK_KEYS = {
@@ -88,6 +96,9 @@ class TaskResult:
     tools: list[str]
     events: list[str] = field(default_factory=list)
     """The codes of the run's notices (policies that spoke, answers checked)."""
+    ungrounded: list[str] = field(default_factory=list)
+    """Figures of the answer found neither in the request nor in any tool result of the run
+    (``ungrounded``): worked out in prose or made up, right or wrong."""
 
     def row(self) -> dict[str, Any]:
         return {
@@ -102,6 +113,7 @@ class TaskResult:
             "wall_s": round(self.wall_s, 2),
             "tools": self.tools,
             "notices": self.events,
+            "ungrounded": self.ungrounded,
         }
 
 
@@ -153,6 +165,20 @@ def load_tasks(path: Path) -> list[Task]:
             )
         )
     return tasks
+
+
+def ungrounded(answer: str, sources: Iterable[str]) -> list[str]:
+    """The figures of ``answer`` (two digits or more, separators aside) that occur in none of
+    ``sources`` (the request, the run's tool results): values the answer did not take from
+    anything this run saw. Digits are compared without separators or marks, so "1.234,5" in a
+    result grounds "1234.5" in the answer."""
+
+    def digits(figure: str) -> str:
+        return re.sub(r"\D", "", figure).lstrip("0")
+
+    seen = {digits(f) for text in sources for f in _FIGURE.findall(text)}
+    found = [f for f in _FIGURE.findall(answer) if len(digits(f)) > 1]
+    return [f for f in dict.fromkeys(found) if digits(f) not in seen]
 
 
 def _nested(value: Any) -> bool:
@@ -348,6 +374,7 @@ class EverydayRunner:
             self.runner.memory = None
             failures = score(task, answer, before, workspace)
         calls = [e for e in events if isinstance(e, ModelCalled)]
+        results = [e.result.content for e in events if isinstance(e, ToolCallFinished)]
         return TaskResult(
             task=task,
             passed=not failures,
@@ -358,6 +385,7 @@ class EverydayRunner:
             wall_s=wall,
             tools=[e.result.name for e in events if isinstance(e, ToolCallFinished)],
             events=[str(e.code) for e in events if isinstance(e, Notice)],
+            ungrounded=ungrounded(answer, [request, *results]),
         )
 
     def close(self) -> None:
