@@ -245,3 +245,95 @@ def test_list_show_and_the_scheduler_survive_rows_that_cannot_be_kept(
     finally:
         store.close()
     assert "invalid" in described[huge] and "invalid" in described[never]
+
+
+def test_a_delegates_sub_agents_are_held_to_the_jobs_makers_permissions_too(
+    lar_home: Path, tmp_path: Path
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    store = JobStore(lar_home / "lar.db")
+    job = store.add(
+        "write it", "every 1h", action="run", folder=ws, permissions={}, tz="UTC"
+    )  # its maker was asked for file_write, and granted nothing
+    (lar_home / "config.yaml").write_text("tools:\n  permissions:\n    file_write: auto\n")
+    write = json.dumps({"name": "file_write", "arguments": {"path": "r.txt", "content": "sub"}})
+    plan = json.dumps({"tasks": [{"id": "t1", "agent": "w", "task": "write r.txt"}]})
+    engine = ScriptedEngine([plan, f"<tool_call>\n{write}\n</tool_call>", "done", "All done."])
+    runner = Runner(config=load_config(), engine=engine, tasks=TaskStore(lar_home / "lar.db"))
+    agent = Agent(
+        tools=builtin_tools(), kind="delegate", members={"w": Agent(tools=builtin_tools())}
+    )
+    fired = asyncio.run(JobRunner(store, agent=agent, runner=runner).run_now(job.id))
+    assert not (ws / "r.txt").exists()
+    assert fired.state == "denied" and "file_write" in fired.text
+
+
+def test_a_tool_the_makers_config_did_not_describe_asks_in_a_job(
+    lar_home: Path, tmp_path: Path
+) -> None:
+    """An MCP server's or the user's own tool, trusted by the firing process's config: what
+    the maker's config said of it is not known, so it is held to asking (and denied)."""
+    from lar.tools.base import tool
+
+    ran: list[str] = []
+
+    @tool(permission="auto")
+    def push(branch: str) -> str:
+        """Push a branch.
+
+        Args:
+            branch: Which.
+        """
+        ran.append(branch)
+        return "pushed"
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    store = JobStore(lar_home / "lar.db")
+    job = store.add("push", "every 1h", action="run", folder=ws, permissions={}, tz="UTC")
+    call = json.dumps({"name": "push", "arguments": {"branch": "main"}})
+    engine = ScriptedEngine([f"<tool_call>\n{call}\n</tool_call>", "Could not push."])
+    runner = Runner(config=load_config(), engine=engine, tasks=TaskStore(lar_home / "lar.db"))
+    agent = Agent(tools=[*builtin_tools(), push])
+    fired = asyncio.run(JobRunner(store, agent=agent, runner=runner).run_now(job.id))
+    assert ran == [] and fired.state == "denied" and "push" in fired.text
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (("every 1h", "x", "--tz", "Europe"), "unknown time zone 'Europe'"),
+        (("every 1h", "x", "--tz", "A" * 300), "unknown time zone"),
+        (("* * * * * *", "x"), "cannot read '* * * * * *'"),
+        (("cron */5 * * * * *", "x"), "five fields"),
+    ],
+    ids=["zone-folder", "zone-too-long", "seconds-field", "cron-seconds"],
+)
+def test_a_bad_zone_or_a_seconds_field_is_refused_at_add(
+    lar_home: Path, tmp_path: Path, args: tuple[str, ...], named: str
+) -> None:
+    added = _lar("schedule", "add", *args, home=lar_home, cwd=tmp_path)
+    assert added.returncode == 1 and "Traceback" not in added.stderr, added.stderr
+    assert named in added.stderr, added.stderr
+    assert "no jobs" in _lar("schedule", "list", home=lar_home, cwd=tmp_path).stdout
+
+
+def test_a_row_with_a_bad_zone_is_listed_as_invalid_and_does_not_block_the_others(
+    lar_home: Path, tmp_path: Path
+) -> None:
+    store = JobStore(lar_home / "lar.db")
+    bad = store.add("bad zone", "every 1h", tz="UTC", now=time.time() - 3600).id
+    good = store.add("water the plants", "every 1h", tz="UTC", now=time.time() - 3600).id
+    store.close()
+    db = sqlite3.connect(lar_home / "lar.db")
+    db.execute("UPDATE jobs SET tz = 'Europe' WHERE id = ?", (bad,))
+    db.commit()
+    db.close()
+    listed = _lar("schedule", "list", home=lar_home, cwd=tmp_path)
+    assert listed.returncode == 0 and "Traceback" not in listed.stderr, listed.stderr
+    lines = {line.split()[0]: line for line in listed.stdout.splitlines() if line.split()}
+    assert "invalid" in lines[str(bad)] and "invalid" not in lines[str(good)]
+    ticked = _lar("schedule", "run", "--once", home=lar_home, cwd=tmp_path)
+    assert ticked.returncode == 0 and "Traceback" not in ticked.stderr, ticked.stderr
+    assert "Reminder: water the plants" in _lar("inbox", home=lar_home, cwd=tmp_path).stdout

@@ -133,6 +133,26 @@ def test_a_skill_whose_name_is_not_a_skill_name_is_refused_and_nothing_changes(
     assert snapshot(tmp_path) == before
 
 
+def test_a_folder_name_with_a_trailing_newline_is_not_a_skill_name(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    source = write_skill(tmp_path / "src" / "good\n", None)  # no name: the folder's is used
+    report = SkillStore(home).install(str(source), trust=True)
+    assert report.installed == [] and "not a valid one" in report.refused[0][1]
+    assert sorted(p.name for p in (home / "skills").iterdir()) == [
+        "skills.lock", "trusted_keys", "weekly-report", "weekly-report.overlay.json"
+    ]  # fmt: skip
+
+
+def test_a_fifo_in_a_skill_is_refused_not_waited_on(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    source = write_skill(tmp_path / "src" / "piped", "piped")
+    os.mkfifo(source / "pipe")
+    report = SkillStore(home).install(str(source), trust=True)  # it would block for ever
+    assert report.installed == []
+    assert "not a regular file" in report.refused[0][1]
+    assert not (home / "skills" / "piped").exists()
+
+
 def test_a_skill_cannot_plant_a_publisher_key(tmp_path: Path) -> None:
     home = make_home(tmp_path)
     store = SkillStore(home)

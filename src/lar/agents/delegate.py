@@ -40,6 +40,7 @@ from lar.agents.plans import (
 )
 from lar.agents.replies import model_called
 from lar.errors import EngineError, LarError
+from lar.tools.builtin.schedule import SCHEDULED_JOB
 from lar.types import (
     Code,
     ErrorEvent,
@@ -299,6 +300,17 @@ def task_text(task: SubTask, needed: Sequence[SubResult]) -> str:
     )
 
 
+def inherit(sub: Session, manager: Session) -> None:
+    """A sub-agent is never allowed more than its manager: the floor a scheduled job's session
+    is held to (its maker's permissions) and its job marker (no jobs made from a job) carry
+    over."""
+    if manager.executor.floor is not None:
+        floor, unknown = manager.executor.floor
+        sub.executor.tighten(floor, unknown=unknown)
+    if SCHEDULED_JOB in manager.state:
+        sub.state[SCHEDULED_JOB] = manager.state[SCHEDULED_JOB]
+
+
 async def run_one(
     session: Session,
     member: Agent,
@@ -330,6 +342,7 @@ async def run_one(
         approver=session.executor.approver,
         ask_user=session.ask_user,
     )
+    inherit(sub, session)
     await queue.put(SubTaskStarted(task.id, task.agent, task.task, child))
     started = time.time()
     try:

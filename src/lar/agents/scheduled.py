@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,18 +62,15 @@ class Grants:
         return False
 
 
-_STRICTNESS = {"auto": 0, "auth": 1, "confirm": 2}
+def _floor(job: Job) -> dict[str, Any]:
+    """What a job's maker had: the built-in tools' own permissions, overridden by the maker's
+    ``tools.permissions``; any other tool (MCP, skills, the user's) is held to ``confirm``,
+    since what the maker's config said of it is not known."""
+    from lar.tools import builtin_tools, optional_tools
+    from lar.tools.builtin import OPTIONAL_TOOLS
 
-
-def _stricter(session: Any, creators: Mapping[str, str]) -> None:
-    """Each tool of ``session`` under the stricter of its creator's permission and this
-    process's (``auth`` is kept where either says it: it needs the credential)."""
-    executor = session.executor
-    for tool in executor.tools.values():
-        here = executor.permission_of(tool)
-        theirs = creators.get(tool.name, tool.permission)
-        if _STRICTNESS.get(theirs, 2) > _STRICTNESS.get(here, 2):
-            executor.permissions[tool.name] = theirs
+    known = [*builtin_tools(), *optional_tools([t.name for t in OPTIONAL_TOOLS])]
+    return {**{t.name: t.permission for t in known}, **(job.permissions or {})}
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +180,7 @@ class JobRunner:
             return Fired(job, claim.due, "failed", "no agent to run requests in this scheduler")
         grants = Grants(frozenset(job.grants))
         session = self.runner.session(self.agent, approver=grants, workspace=folder)
-        _stricter(session, job.permissions or {})
+        session.executor.tighten(_floor(job), unknown="confirm")
         session.state[SCHEDULED_JOB] = job.id
         try:
             result = await session.arun(job.what)

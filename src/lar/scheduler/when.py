@@ -92,7 +92,7 @@ def zone(name: str | None) -> ZoneInfo:
     if name:
         try:
             return ZoneInfo(name)
-        except (ZoneInfoNotFoundError, ValueError):
+        except (ZoneInfoNotFoundError, ValueError, OSError):  # "Europe" is a folder of zones
             raise ScheduleError(
                 f"unknown time zone {name!r}: use an IANA name such as 'Europe/Lisbon'"
             ) from None
@@ -120,8 +120,8 @@ def _hour(hour: str, minute: str | None, half: str | None, said: str) -> tuple[i
 def _cron(expr: str, said: str, now: datetime) -> Schedule:
     from croniter import croniter
 
-    if not croniter.is_valid(expr):
-        raise ScheduleError(f"{said!r} is not a valid cron expression; use {FORMS}")
+    if len(expr.split()) != 5 or not croniter.is_valid(expr):  # a sixth field is seconds
+        raise ScheduleError(f"{said!r} is not a valid cron expression of five fields; use {FORMS}")
     schedule = Schedule("cron", "cron " + expr, said)
     problem = spec_problem(schedule.spec, said, now=now)
     if problem is not None:

@@ -131,7 +131,7 @@ def name_problem(name: str) -> str | None:
     """Why ``name`` cannot be a skill's name (and so its folder), or None when it can."""
     if not name:
         return "a skill's name is empty"
-    if len(name) > NAME_MAX or not NAME_RE.match(name) or name in RESERVED_NAMES:
+    if len(name) > NAME_MAX or not NAME_RE.fullmatch(name) or name in RESERVED_NAMES:
         shown = name if len(name) <= 80 else name[:80] + "…"
         return (
             f"name {shown!r} is not a valid skill name: 1-{NAME_MAX} lowercase letters, digits "

@@ -59,6 +59,8 @@ def file_manifest(folder: Path) -> dict[str, str]:
                 continue
             if path.is_symlink():
                 raise SkillError(f"{path}: a skill may not contain symlinks")
+            if not path.is_file():  # a FIFO would block the read below for ever
+                raise SkillError(f"{path}: not a regular file; a skill holds only files")
             manifest[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
     return manifest
 

@@ -14,7 +14,7 @@ import inspect
 import itertools
 import json
 import socket
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
@@ -23,6 +23,8 @@ from lar.tools.base import NotPossibleHere, Permission, Tool, ToolArgumentError,
 from lar.tools.breaker import CircuitBreaker
 from lar.tools.staging import CannotStage, Staged
 from lar.types import Code, ToolCall, ToolError, ToolResult
+
+_STRICTNESS = {"auto": 0, "auth": 1, "confirm": 2}
 
 __all__ = ["ToolExecutor", "Approver", "DEFAULT_CLIP_CHARS"]
 
@@ -79,6 +81,8 @@ class ToolExecutor:
         self._max_workers = max_workers
         self.breaker = breaker or CircuitBreaker()
         self.permissions = dict(permissions or {})
+        self.floor: tuple[dict[str, Permission], Permission | None] | None = None
+        """What ``tighten`` holds this executor to, kept so a sub-agent's can be held to it."""
         # An empty credential (an unset ${VAR:-}) is none: the tool is refused, saying so.
         self._credentials = {k: v for k, v in (credentials or {}).items() if v}
         self.retries = retries
@@ -96,12 +100,29 @@ class ToolExecutor:
         allow = None  # without ``keep`` there are only the added tools
         if keep and self.allowlist is not None:
             allow = self.allowlist | {t.name for t in added}
-        return ToolExecutor(
+        made = ToolExecutor(
             [*base, *added], allowlist=allow, approver=self.approver, clip_chars=self.clip_chars,
             max_workers=self._max_workers, breaker=self.breaker, permissions=self.permissions,
             credentials=self._credentials, retries=self.retries,
             retry_backoff_s=self.retry_backoff_s,
         )  # fmt: skip
+        if self.floor is not None:
+            made.tighten(self.floor[0], unknown=self.floor[1])
+        return made
+
+    def tighten(
+        self, floor: Mapping[str, Permission], *, unknown: Permission | None = None
+    ) -> None:
+        """Never looser than ``floor`` (tool name → permission): each tool runs under the
+        stricter of this executor's permission and the floor's; a tool the floor does not name
+        is held to ``unknown`` (None: its own default). ``auth`` ranks between ``auto`` and
+        ``confirm``: against ``confirm`` it asks, and the call then carries no credential."""
+        self.floor = (dict(floor), unknown)
+        for tool in self.tools.values():
+            here = self.permission_of(tool)
+            theirs = floor.get(tool.name, unknown or tool.permission)
+            if _STRICTNESS.get(theirs, 2) > _STRICTNESS.get(here, 2):
+                self.permissions[tool.name] = theirs
 
     def permission_of(self, tool: Tool) -> Permission:
         """The permission a call of ``tool`` runs under (config's ``tools.permissions`` first)."""

@@ -88,8 +88,9 @@ class SandboxPolicy:
     """A folder mounted at ``workspace`` instead of it (a staging copy, lar.tools.staging);
     bubblewrap only."""
     read_only: bool = False
-    """The workspace mounted read-only (``code_read``): the program can read it and write only
-    its own ``/tmp``, which ends with it; bubblewrap only."""
+    """The workspace mounted read-only and, by the syscall filter, no file opened for writing
+    and no socket made (``code_read``): the program can read and print, nothing else;
+    bubblewrap only."""
 
 
 @dataclass(slots=True)
@@ -210,9 +211,12 @@ _BLOCKED_SYSCALLS = (
 
 
 @cache
-def seccomp_filter() -> bytes | None:
+def seccomp_filter(read_only: bool = False) -> bytes | None:
     """The compiled BPF program bwrap installs (``--seccomp``), or ``None`` where libseccomp is
-    missing (the namespaces still apply; ``lar doctor`` says so)."""
+    missing (the namespaces still apply; ``lar doctor`` says so). ``read_only`` (``code_read``)
+    also refuses what a read-only mount lets through: opening any file for writing (a FIFO or
+    a device in the workspace, a scratch file) and making sockets (a Unix socket in the
+    workspace may lead to a shell elsewhere)."""
     try:
         import errno
         import tempfile
@@ -222,11 +226,14 @@ def seccomp_filter() -> bytes | None:
         return None
     try:
         rules = pyseccomp.SyscallFilter(defaction=pyseccomp.ALLOW)
+        refuse = pyseccomp.ERRNO(errno.EPERM)
         for name in _BLOCKED_SYSCALLS:
             try:
-                rules.add_rule(pyseccomp.ERRNO(errno.EPERM), name)
+                rules.add_rule(refuse, name)
             except (OSError, ValueError, RuntimeError):
                 continue  # not a syscall on this architecture
+        if read_only:
+            _refuse_writes(rules, refuse, pyseccomp)
         with tempfile.TemporaryFile() as out:
             rules.export_bpf(out)
             out.seek(0)
@@ -235,9 +242,25 @@ def seccomp_filter() -> bytes | None:
         return None
 
 
-def _seccomp_fd() -> int | None:
+def _refuse_writes(rules: Any, refuse: Any, pyseccomp: Any) -> None:
+    """Opening for writing (by the flags' access mode, or with O_CREAT/O_TRUNC) and making
+    sockets, refused; ``open``/``creat`` exist on some architectures only."""
+    for flag in (os.O_WRONLY, os.O_RDWR, os.O_CREAT, os.O_TRUNC):
+        for name, arg in (("open", 1), ("openat", 2)):
+            try:
+                rules.add_rule(refuse, name, pyseccomp.Arg(arg, pyseccomp.MASKED_EQ, flag, flag))
+            except (OSError, ValueError, RuntimeError):
+                continue
+    for name in ("creat", "openat2", "socket", "socketpair", "mknod", "mknodat"):
+        try:
+            rules.add_rule(refuse, name)
+        except (OSError, ValueError, RuntimeError):
+            continue
+
+
+def _seccomp_fd(read_only: bool = False) -> int | None:
     """A sealed in-memory file holding the filter, for bwrap to read; the caller closes it."""
-    program = seccomp_filter()
+    program = seccomp_filter(read_only)
     if program is None:
         return None
     fd = os.memfd_create("lar-seccomp", 0)
@@ -409,7 +432,7 @@ async def run_sandboxed(
         "cwd": str(policy.workspace),
         "parent": os.getpid(),
     }
-    seccomp = _seccomp_fd() if level == "bubblewrap" else None
+    seccomp = _seccomp_fd(policy.read_only) if level == "bubblewrap" else None
     command = (_bwrap_args(policy, seccomp) if level == "bubblewrap" else []) + argv
     passed = (() if seccomp is None else (seccomp,)) + (pipes[1:3] if pipes else ())
     try:

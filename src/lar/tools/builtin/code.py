@@ -15,7 +15,13 @@ from typing import Any, Literal
 from lar.tools import undo
 from lar.tools.base import ToolContext, private_paths, tool
 from lar.tools.danger import Verdict, assess
-from lar.tools.sandbox import SandboxPolicy, SandboxResult, isolation_level, run_sandboxed
+from lar.tools.sandbox import (
+    SandboxPolicy,
+    SandboxResult,
+    isolation_level,
+    run_sandboxed,
+    seccomp_filter,
+)
 from lar.tools.staging import CannotStage, Stage, Staged, kept_notice
 
 __all__ = [
@@ -205,12 +211,14 @@ async def code_read(code: str, ctx: ToolContext, timeout_s: int = 10) -> str:
         timeout_s: Seconds before the run is killed (1-50).
     """
     # Asks no one: the workspace is mounted read-only, the network and Lar's home are out of
-    # reach, and /tmp is the program's own, gone when it ends. Without bubblewrap none of that
-    # holds, so it does not run (code_run, which asks first, still does).
-    if isolation_level() != "bubblewrap":
+    # reach, and the syscall filter refuses opening any file for writing (a FIFO or a device in
+    # the workspace) and making sockets (a Unix socket there may lead elsewhere). Without
+    # bubblewrap and that filter none of this holds, so it does not run (code_run, which asks
+    # first, still does).
+    if isolation_level() != "bubblewrap" or seccomp_filter(read_only=True) is None:
         raise RuntimeError(
-            "read-only code needs bubblewrap (mount namespaces), which this machine lacks; "
-            "use code_run, which asks first"
+            "read-only code needs bubblewrap and libseccomp (a read-only mount and a syscall "
+            "filter), which this machine lacks; use code_run, which asks first"
         )
     timeout_s = max(1, min(int(timeout_s), 50))
     verdict = assess(code, workspace=ctx.workspace, language="python")
