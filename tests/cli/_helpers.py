@@ -19,6 +19,7 @@ def spawn_chat(home: Path, cwd: Path, timeout: int = 60) -> Any:
         env={"LAR_HOME": str(home), "PATH": "/usr/bin:/bin", "TERM": "dumb"},
         encoding="utf-8",
         timeout=timeout,
+        use_poll=True,  # select() fails on a descriptor numbered past 1023 late in a long run
     )
 
 

@@ -53,6 +53,7 @@ def spawn_run(home: Path, ws: Path, *args: str) -> Any:
         env={"LAR_HOME": str(home), "PATH": "/usr/bin:/bin", "TERM": "dumb"},
         encoding="utf-8",
         timeout=60,
+        use_poll=True,  # select() fails on a descriptor numbered past 1023 late in a long run
     )
 
 

@@ -60,7 +60,12 @@ def test_cli_run_uses_code_run_and_answers(lar_home: Path, tmp_path: Path) -> No
 def test_chat_streams_and_asks_before_running_code(lar_home: Path, tmp_path: Path) -> None:
     pexpect = pytest.importorskip("pexpect", reason="pexpect is a dev dependency")
     child = pexpect.spawn(
-        sys.executable, ["-m", "lar", "chat"], cwd=str(tmp_path), encoding="utf-8", timeout=240
+        sys.executable,
+        ["-m", "lar", "chat"],
+        cwd=str(tmp_path),
+        encoding="utf-8",
+        timeout=240,
+        use_poll=True,  # select() fails on a descriptor numbered past 1023 late in a long run
     )
     try:
         child.expect("you> ")

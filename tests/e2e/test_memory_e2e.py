@@ -29,7 +29,12 @@ def test_preference_told_in_chat_is_recalled_by_a_new_process(
 ) -> None:
     pexpect = pytest.importorskip("pexpect", reason="pexpect is a dev dependency")
     child = pexpect.spawn(
-        sys.executable, ["-m", "lar", "chat"], cwd=str(tmp_path), encoding="utf-8", timeout=240
+        sys.executable,
+        ["-m", "lar", "chat"],
+        cwd=str(tmp_path),
+        encoding="utf-8",
+        timeout=240,
+        use_poll=True,  # select() fails on a descriptor numbered past 1023 late in a long run
     )
     try:
         child.expect("you> ")

@@ -182,31 +182,11 @@ def _bwrap_args(policy: SandboxPolicy, seccomp_fd: int | None = None) -> list[st
 # Refused with EPERM inside the sandbox. ptrace and process_vm_* read other processes' memory;
 # the rest are kernel interfaces (keyrings, BPF, perf, modules, mounts, swap, the kernel log) that
 # code the model writes never needs and that widen the kernel's attack surface.
-_BLOCKED_SYSCALLS = (
-    "ptrace",
-    "process_vm_readv",
-    "process_vm_writev",
-    "perf_event_open",
-    "bpf",
-    "userfaultfd",
-    "keyctl",
-    "add_key",
-    "request_key",
-    "kexec_load",
-    "kexec_file_load",
-    "init_module",
-    "finit_module",
-    "delete_module",
-    "mount",
-    "umount2",
-    "pivot_root",
-    "swapon",
-    "swapoff",
-    "syslog",
-    "acct",
-    "iopl",
-    "ioperm",
-    "personality",
+_BLOCKED_SYSCALLS = tuple(
+    "ptrace process_vm_readv process_vm_writev perf_event_open bpf userfaultfd keyctl "
+    "add_key request_key kexec_load kexec_file_load init_module finit_module "
+    "delete_module mount umount2 pivot_root swapon swapoff syslog acct iopl ioperm "
+    "personality".split()
 )
 
 
@@ -227,13 +207,11 @@ def seccomp_filter(read_only: bool = False) -> bytes | None:
     try:
         rules = pyseccomp.SyscallFilter(defaction=pyseccomp.ALLOW)
         refuse = pyseccomp.ERRNO(errno.EPERM)
-        for name in _BLOCKED_SYSCALLS:
-            try:
-                rules.add_rule(refuse, name)
-            except (OSError, ValueError, RuntimeError):
-                continue  # not a syscall on this architecture
-        if read_only:
-            _refuse_writes(rules, refuse, pyseccomp)
+        for name in _BLOCKED_SYSCALLS + (_WRITING_SYSCALLS if read_only else ()):
+            _rule(rules, refuse, name)
+        for flag in (os.O_WRONLY, os.O_RDWR, os.O_CREAT, os.O_TRUNC) if read_only else ():
+            for name, arg in (("open", 1), ("openat", 2)):  # by the flags' bits
+                _rule(rules, refuse, name, pyseccomp.Arg(arg, pyseccomp.MASKED_EQ, flag, flag))
         with tempfile.TemporaryFile() as out:
             rules.export_bpf(out)
             out.seek(0)
@@ -242,20 +220,14 @@ def seccomp_filter(read_only: bool = False) -> bytes | None:
         return None
 
 
-def _refuse_writes(rules: Any, refuse: Any, pyseccomp: Any) -> None:
-    """Opening for writing (by the flags' access mode, or with O_CREAT/O_TRUNC) and making
-    sockets, refused; ``open``/``creat`` exist on some architectures only."""
-    for flag in (os.O_WRONLY, os.O_RDWR, os.O_CREAT, os.O_TRUNC):
-        for name, arg in (("open", 1), ("openat", 2)):
-            try:
-                rules.add_rule(refuse, name, pyseccomp.Arg(arg, pyseccomp.MASKED_EQ, flag, flag))
-            except (OSError, ValueError, RuntimeError):
-                continue
-    for name in ("creat", "openat2", "socket", "socketpair", "mknod", "mknodat"):
-        try:
-            rules.add_rule(refuse, name)
-        except (OSError, ValueError, RuntimeError):
-            continue
+_WRITING_SYSCALLS = ("creat", "openat2", "socket", "socketpair", "mknod", "mknodat")
+
+
+def _rule(rules: Any, action: Any, name: str, *args: Any) -> None:
+    try:
+        rules.add_rule(action, name, *args)
+    except (OSError, ValueError, RuntimeError):
+        pass  # not a syscall on this architecture
 
 
 def _seccomp_fd(read_only: bool = False) -> int | None:
