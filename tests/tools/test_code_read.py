@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,33 +113,14 @@ def test_no_socket_is_made_not_even_to_a_unix_socket_in_the_workspace(ws: Path) 
         server.close()
 
 
-def test_it_cannot_reach_the_network_not_even_loopback(ws: Path) -> None:
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(1)
-    server.settimeout(5)
-    port = server.getsockname()[1]
-    accepted: list[object] = []
-
-    def accept() -> None:
-        try:
-            accepted.append(server.accept())
-        except OSError:
-            pass
-
-    waiter = threading.Thread(target=accept)
-    waiter.start()
-    try:
-        result = run(
-            ws,
-            f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=3)\n"
-            "s.sendall(b'leak')\nprint('connected')",
-        )
-    finally:
-        waiter.join(10)
-        server.close()
+def test_it_cannot_reach_the_network_not_even_loopback(ws: Path, loopback_listener: Any) -> None:
+    result = run(
+        ws,
+        f"import socket\ns = socket.create_connection(('127.0.0.1', {loopback_listener.port}), "
+        "timeout=3)\ns.sendall(b'leak')\nprint('connected')",
+    )
     assert "connected" not in result.content and "exit_code: 0" not in result.content
-    assert accepted == []
+    assert loopback_listener.accepted == []
 
 
 def test_it_is_offered_only_when_the_config_names_it(lar_home: Path) -> None:

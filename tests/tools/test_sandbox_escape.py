@@ -11,9 +11,9 @@ import json
 import os
 import platform
 import socket
-import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -183,26 +183,10 @@ def test_file_size_is_capped(env: dict[str, Path]) -> None:
 # --- network -----------------------------------------------------------------------------------
 
 
-def test_no_connection_to_a_loopback_port(env: dict[str, Path]) -> None:
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(5)
-    server.settimeout(0.5)
-    port = server.getsockname()[1]
-    accepted: list[object] = []
-
-    def accept() -> None:
-        try:
-            accepted.append(server.accept())
-        except OSError:
-            pass
-
-    t = threading.Thread(target=accept)
-    t.start()
+def test_no_connection_to_a_loopback_port(env: dict[str, Path], loopback_listener: Any) -> None:
+    port = loopback_listener.port
     out = py(env, f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2)")
-    t.join()
-    server.close()
-    assert accepted == [] and "exit_code: 1" in out
+    assert loopback_listener.accepted == [] and "exit_code: 1" in out
 
 
 def test_no_outside_network(env: dict[str, Path]) -> None:
