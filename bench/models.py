@@ -64,7 +64,7 @@ def main() -> None:
             workspace=ws,
             approver=lambda c, t: True,
         )
-        agent._event_loop().run_until_complete(engine.load())
+        agent.runner.event_loop().run_until_complete(engine.load())
         load_s = time.perf_counter() - t0
         passed, prefill, decode, latencies = 0, [], [], []
         for question, expected in TASKS:

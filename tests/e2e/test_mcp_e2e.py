@@ -42,5 +42,6 @@ def test_what_time_is_it_in_tokyo_is_answered_by_the_time_servers_tool(
     answer = final["text"]
     # The answer gives the server's time (24-hour or 12-hour clock), not one of its own.
     hours = {f"{moment.hour}:{moment.minute:02d}", f"{moment.hour:02d}:{moment.minute:02d}"}
-    hours.add(f"{(moment.hour % 12) or 12}:{moment.minute:02d}")
+    twelve = (moment.hour % 12) or 12  # "2:59 PM" or "02:59 PM"
+    hours |= {f"{twelve}:{moment.minute:02d}", f"{twelve:02d}:{moment.minute:02d}"}
     assert any(re.search(rf"(?<!\d){re.escape(h)}(?!\d)", answer) for h in hours), answer
