@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from lar.repair import jsonable, load_json, too_deep
+from lar.repair import jsonable, load_json, nesting, too_deep
 from lar.types import ToolCall
 
 __all__ = ["ParseResult", "parse", "KnownTools"]
@@ -124,10 +124,13 @@ class _Parser:
         self.budget -= len(raw)
         if self.decodes > MAX_DECODES or self.budget < 0:
             return None  # bounded work on pathological text (thousands of openers)
-        repair = self.repair_left >= len(raw)
+        # json-repair's time grows with length times nesting (51 open braces before 1,700
+        # characters: 0.8 s a try), so a try costs both
+        cost = len(raw) * max(1, nesting(raw))
+        repair = self.repair_left >= cost
         value, repaired = load_json(raw, depth_checked=not self.deep, repair=repair)
         if repair and (repaired or value is None):
-            self.repair_left -= len(raw)  # strict decoding failed: a repair was tried
+            self.repair_left -= cost  # strict decoding failed: a repair was tried
         if repaired and value is not None:
             self.result.repaired = True
         return value
@@ -464,8 +467,10 @@ MAX_DECODES = 200
 """JSON decodes per reply; a real reply has a handful, pathological text thousands."""
 DECODE_BUDGET = 400_000
 """Characters handed to the JSON decoders per reply, all attempts together."""
-REPAIR_BUDGET = 8_000
-"""Characters handed to json-repair per reply (see ``REPAIR_MAX_CHARS``)."""
+REPAIR_BUDGET = 24_000
+"""Characters times nesting depth handed to json-repair per reply, all tries together (about
+0.25 s of its time; see ``REPAIR_MAX_CHARS``). A real reply's broken call (200 characters,
+three levels) costs 600."""
 _SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 
 
