@@ -86,6 +86,7 @@ def run_once(tmp: Path, url: str) -> tuple[float, float]:
     return began, time.monotonic() - started
 
 
+@pytest.mark.serial  # the kills are spread over a reference run's time: no other test beside it
 def test_sigkill_anywhere_then_resume_never_repeats_an_effect(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # the faster of two: a cold first run would spread the kills past the task's end. The kills
     # are spread from the moment the task began, so slow start-up on a loaded machine does not
