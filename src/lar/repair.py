@@ -49,15 +49,7 @@ def nesting(text: str) -> int:
 
 def too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
     """Whether brackets nest deeper than ``limit`` (quotes ignored: an upper bound, cheap)."""
-    depth = 0
-    for ch in _NOT_BRACKET.sub("", text):
-        if ch in "[{(":
-            depth += 1
-            if depth > limit:
-                return True
-        elif depth:
-            depth -= 1
-    return False
+    return nesting(text) > limit
 
 
 def load_json(raw: str, *, depth_checked: bool = False, repair: bool = True) -> tuple[Any, bool]:
