@@ -97,6 +97,10 @@ class ModelConfig(_Strict):
     api_key: SecretStr | None = None
     n_ctx: int = Field(4096, ge=256, le=1_048_576)
     threads: int | None = Field(None, ge=1, le=256)
+    prompt_cache: bool = True
+    """llamacpp: keep the last prompt's KV cache in ``<home>/cache/prompts/`` (mode 0600, it
+    holds the prompt's tokens), so the next process does not process the same system prompt
+    and tool listing again."""
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(512, ge=1, le=131_072)
     timeout_s: float = Field(120.0, gt=0)

@@ -43,6 +43,7 @@ def _llamacpp(cfg: ModelConfig, config: LarConfig, progress: Progress | None) ->
         threads=cfg.threads,
         timeout_s=max(cfg.timeout_s, 300.0),
         defaults=_params(cfg),
+        prompt_cache_dir=config.home / "cache" / "prompts" if cfg.prompt_cache else None,
     )
 
 
