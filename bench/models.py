@@ -73,9 +73,12 @@ def main() -> None:
             latencies.append(time.perf_counter() - t)
             passed += expected in result.text and bool(result.tool_calls)
             for e in result.events:
-                if isinstance(e, ModelCalled) and e.timings.prompt_ms and e.timings.decode_ms:
-                    prefill.append(e.usage.prompt_tokens / e.timings.prompt_ms * 1000)
-                    decode.append(e.usage.completion_tokens / e.timings.decode_ms * 1000)
+                tm = e.timings if isinstance(e, ModelCalled) else None
+                if tm and tm.prompt_ms and tm.decode_ms and tm.prompt_evaluated:
+                    # tokens llama.cpp computed, not the prompt's length: most of a later
+                    # turn's prompt comes from its cache (this column said 385 when it did not)
+                    prefill.append(tm.prompt_evaluated / tm.prompt_ms * 1000)
+                    decode.append(e.usage.completion_tokens / tm.decode_ms * 1000)
         agent.close()
         rows.append(
             (
