@@ -7,6 +7,7 @@ request is read back through its template; the answer is recomputed with ``Fract
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import re
@@ -27,6 +28,7 @@ from lar.evals.draws import FAMILIES, LANGUAGES, draw, to_yaml
 from lar.evals.draws.files import FILE_FACTS, FOLDER_FACTS
 from lar.evals.draws.live import LIVE_DATA
 from lar.evals.draws.locale import CANNOT, NAMES, QUOTES, WEEKDAYS, WORDS, Templates, long_date
+from lar.evals.draws.pages import PAGES
 from lar.evals.draws.reckoning import ARITHMETIC, DATES, UNIT_NAMES, UNITS
 from lar.evals.draws.records import EDITS, TABLES
 from lar.evals.everyday import SuiteError, Task, load_tasks, score
@@ -34,6 +36,7 @@ from lar.evals.everyday import SuiteError, Task, load_tasks, score
 TEMPLATES: dict[str, Templates] = {
     "file_facts": FILE_FACTS, "folders": FOLDER_FACTS, "tables": TABLES, "edits": EDITS,
     "arithmetic": ARITHMETIC, "units": UNITS, "dates": DATES, "live_data": LIVE_DATA,
+    "web_page": PAGES,
 }  # fmt: skip
 COMMA = {"pt", "es", "de", "fr"}  # languages that write a decimal comma
 ENGLISH_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
@@ -53,7 +56,7 @@ TRUTHS = settings(derandomize=True, max_examples=25, deadline=None)
 NUMBER = r"\d(?:[\d., ]*\d)?"
 FIELD = {"value": NUMBER, "p": NUMBER, "n": NUMBER, "total": NUMBER, "threshold": NUMBER,
          "people": r"\d+", "tip": r"\d+", "file": r"[A-Za-z0-9_.-]+", "new": r"[A-Za-z0-9_.-]+",
-         "ext": r"\.[a-z]+", "folder": r"[a-z]+"}  # fmt: skip
+         "ext": r"\.[a-z]+", "folder": r"[a-z]+", "url": r"\{base\}/[a-z]+\.html"}  # fmt: skip
 
 
 def read_back(task: Task) -> tuple[str, dict[str, str]]:
@@ -319,6 +322,35 @@ def test_live_data_wants_an_honest_answer_and_no_made_up_figure(seed: int) -> No
         assert not passes(task, says(task, "187.32"))
 
 
+@given(seed=SEEDS)
+@TRUTHS
+def test_a_page_question_is_answered_by_what_the_page_says(seed: int) -> None:
+    for task in draw(seed, per_language=18):
+        if task.category != "web_page":
+            continue
+        kind, fields = read_back(task)
+        [(path, page)] = task.pages.items()
+        assert fields["url"] == "{base}" + path and not task.files
+        rows = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td></tr>", page)
+        prices = {
+            html.unescape(item): Fraction(int(re.sub(r"\D", "", price)), 100)
+            for item, price in rows
+        }
+        assert len(prices) == len(rows) >= 3
+        if kind == "price":
+            check_figure(task, prices[fields["item"]])
+        elif kind == "count":
+            check_figure(task, Fraction(len(rows)))
+        elif kind == "cheapest":
+            cheapest, *dearer = sorted(prices, key=prices.__getitem__)
+            assert passes(task, says(task, cheapest))
+            assert not any(passes(task, says(task, item)) for item in dearer)
+        else:
+            [code] = re.findall(r"\b\d{5}\b", page)
+            assert passes(task, says(task, code))
+            assert not passes(task, says(task, str(int(code) + 1)))
+
+
 def test_the_same_seed_draws_the_same_tasks_and_another_seed_others() -> None:
     assert draw(7) == draw(7)
     one, two = {t.request for t in draw(7)}, {t.request for t in draw(8)}
@@ -344,7 +376,7 @@ def test_every_phrasing_of_every_language_is_drawn_and_reads_back() -> None:
         for lang in LANGUAGES:
             assert set(templates[lang]) <= kinds and all(templates[lang].values())
     seen = set()
-    for seed in range(8):
+    for seed in range(16):
         for task in draw(seed, per_language=96):
             seen.add(phrasing(task)[2])
     for family, templates in TEMPLATES.items():

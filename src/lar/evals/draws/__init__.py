@@ -30,6 +30,7 @@ from lar.evals.everyday import Task
 
 from .files import file_facts, folders
 from .live import live_data
+from .pages import web_page
 from .reckoning import arithmetic, dates, units
 from .records import edits, tables
 
@@ -73,12 +74,13 @@ FAMILIES: dict[str, Family] = {
     "units": units,
     "dates": dates,
     "live_data": live_data,
+    "web_page": web_page,
 }
 
 
 def draw(seed: int, *, per_language: int = 40, languages: Sequence[str] = LANGUAGES) -> list[Task]:
-    """``per_language`` tasks in each language, the families taking turns (so 40 gives each of
-    the eight families five tasks a language); ids read ``g{seed}-{lang}-{family}-{n}``."""
+    """``per_language`` tasks in each language, the families taking turns (so 45 gives each of
+    the nine families five tasks a language); ids read ``g{seed}-{lang}-{family}-{n}``."""
     unknown = [lang for lang in languages if lang not in LANGUAGES]
     if unknown:
         raise ValueError(f"no phrasing for language {unknown[0]!r}; known: {', '.join(LANGUAGES)}")

@@ -49,11 +49,12 @@ def make_task(
     files: dict[str, str] | None = None,
     *,
     yes: bool = False,
+    pages: dict[str, str] | None = None,
 ) -> Task:
     """A drawn task; ``draw`` gives it its id."""
     return Task(
         id="", category=family, request=request, expect=dict(expect), files=files or {}, yes=yes,
-        language=lang,
+        language=lang, pages=pages or {},
     )  # fmt: skip
 
 

@@ -187,7 +187,8 @@ def tables(rng: random.Random, lang: str) -> Task:
 
 def edits(rng: random.Random, lang: str) -> Task:
     """A request to create, append to, rename or delete a file. Allowed (``yes``), the files
-    must end as asked; not allowed, nothing in the workspace may change."""
+    must end as asked; not allowed, nothing in the workspace may change and the answer says how
+    to allow it (``--yes``: Lar's own words after a refused call, in any language)."""
     kind = rng.choice(list(EDITS[lang]))
     yes = rng.random() < 0.5
     stems = rng.sample(STEMS[lang], 3)
@@ -199,7 +200,7 @@ def edits(rng: random.Random, lang: str) -> Task:
     }
     lq, rq = QUOTES[lang]
     fields = {"file": target, "new": new, "text": chores[3], "lq": lq, "rq": rq}
-    expect: dict[str, object] = {"unchanged": True}
+    expect: dict[str, object] = {"unchanged": True, "has": ["--yes"]}
     if kind == "create":
         fields["file"] = new
         expect = {"files": {new: [chores[3]]}} if yes else {**expect, "absent": [new]}
