@@ -674,6 +674,43 @@ def test_a_short_result_in_another_tools_name_is_still_made_up() -> None:
     assert any(isinstance(e, Notice) and e.code == "made_up_result" for e in result.events)
 
 
+def test_a_narrower_read_showing_a_value_it_got_is_the_answer() -> None:
+    # The install demo's shape: the whole file was read, then the value was shown under the
+    # call that would find it (a keyword added). Running that call would cost a model call
+    # and tell nothing new.
+    narrowed = (
+        '<tool_result>\nsettings(app="app", keyword="version") returned:\n0.1.0\n</tool_result>'
+    )
+    a, engine = agent([call("settings", app="app", keyword=""), narrowed], tools=[settings])
+    result = a.run("What version does the app declare?")
+    engine.assert_complete()
+    assert [c.name for c in result.tool_calls] == ["settings"]
+    assert result.text == "0.1.0"
+    assert not any(isinstance(e, Notice) and e.code == "repaired" for e in result.events)
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        'settings(app="other", keyword="version") returned:\n0.1.0',  # another target
+        'settings(app="app", keyword="version") returned:\n0.2.0',  # a value it never got
+    ],
+)
+def test_a_narrower_read_on_another_target_or_value_is_still_made_up(block: str) -> None:
+    made_up = f"<tool_result>\n{block}\n</tool_result>"
+    a, engine = agent([call("settings", app="app"), made_up, "Done."], tools=[settings])
+    result = a.run("What version does the app declare?")
+    assert len(result.tool_calls) == 2  # the written call ran: its result was not the answer
+    assert any(isinstance(e, Notice) and e.code == "repaired" for e in result.events)
+
+
+@tool(read_only=True)
+def settings(app: str, keyword: str = "") -> str:
+    """Read an app's settings, or only the lines with a keyword."""
+    lines = [f"name = {app}", "version = 0.1.0" if app == "app" else "version = 3.4.5"]
+    return "\n".join(line for line in lines if keyword in line)
+
+
 @tool(read_only=True)
 def measure(key: str) -> str:
     """Measure a thing by its key."""

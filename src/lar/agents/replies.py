@@ -23,6 +23,7 @@ from lar.types import (
     Notice,
     TextDelta,
     ToolCall,
+    call_text,
 )
 
 if TYPE_CHECKING:
@@ -169,11 +170,13 @@ def made_up(text: str, history: Sequence[Message]) -> list[str]:
     if "<tool_result" not in text:
         return []
     ran = set(this_requests_calls(history))
-    data = _results_data(history)
+    data, reads = _results_data(history), _reads(history)
     return [
         m.group(1)
         for m in _BLOCK.finditer(text[:20_000])
-        if m.group(1) not in ran and not _copied(m.group(2), data)
+        if m.group(1) not in ran
+        and not _copied(m.group(2), data)
+        and not _narrowed(m.group(1), m.group(2), reads)
     ]
 
 
@@ -196,14 +199,63 @@ def _copied(body: str, data: Sequence[str]) -> bool:
     return len(shown) >= _MIN_COPY and any(shown in d for d in data)
 
 
+_ARGUMENT = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^,)\s]+)')
+_UNSET = frozenset({'""', "null", "[]", "{}", "None"})
+
+
+def _arguments(shown: str) -> tuple[str, dict[str, str]]:
+    """A call as ``call_text`` shows it, split into its name and its arguments' shown values."""
+    name, _, rest = shown.partition("(")
+    return name.strip(), dict(_ARGUMENT.findall(rest[: rest.rfind(")")]))
+
+
+def _reads(history: Sequence[Message]) -> list[tuple[str, dict[str, str], str]]:
+    """The calls since the user's last message that got a result: their name, the arguments
+    they were given (unset ones left out) and their result, spaces normalized."""
+    results = {m.tool_call_id: m for m in this_requests_results(history) if not m.failed}
+    reads = []
+    for m in reversed(history):
+        if m.role == "user":
+            break
+        for c in m.tool_calls:
+            if c.id in results:
+                name, given = _arguments(call_text(c.name, c.arguments))
+                given = {k: v for k, v in given.items() if v not in _UNSET}
+                reads.append((name, given, " ".join(results[c.id].content.split())))
+    return reads
+
+
+def _narrowed(shown: str, body: str, reads: Sequence[tuple[str, dict[str, str], str]]) -> bool:
+    """Whether a block shows a narrower form of a call this request made — the same tool, every
+    argument that call was given kept, others added or filled in (``keyword="version"`` on a
+    read of the same file) — with a body found in that call's result. The 1.5B answers so: the
+    value it read, under the call that would find it. That is the answer, not a call to make;
+    a value not in the result, or a call on another target, is still made up."""
+    value = " ".join(body.split())
+    if not any(ch.isalnum() for ch in value):
+        return False
+    name, arguments = _arguments(shown)
+    return any(
+        name == ran and all(arguments.get(k) == v for k, v in given.items()) and value in result
+        for ran, given, result in reads
+    )
+
+
 def shown_answer(text: str, history: Sequence[Message]) -> str:
     """A reply as the user would read it: without protocol markup (``clean_answer``) and
     without the results it made up (see ``made_up``): "wrote 100 characters to shopping.md"
     for a write never made is an invented outcome, not an answer."""
     if "<tool_result" in text:
         ran, data = set(this_requests_calls(history)), _results_data(history)
+        reads = _reads(history)
         text = _BLOCK.sub(
-            lambda m: m.group(0) if m.group(1) in ran or _copied(m.group(2), data) else "",
+            lambda m: (
+                m.group(0)
+                if m.group(1) in ran
+                or _copied(m.group(2), data)
+                or _narrowed(m.group(1), m.group(2), reads)
+                else ""
+            ),
             text[:20_000],
         )
     return clean_answer(text)
