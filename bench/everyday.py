@@ -121,6 +121,12 @@ def main() -> int:
     parser.add_argument("--resume", action="store_true", help="skip tasks already in --json")
     parser.add_argument("--failures", action="store_true", help="list failed tasks and why")
     parser.add_argument("--only", action="append", help="only tasks whose id starts so")
+    parser.add_argument(
+        "--order-dependent",
+        action="store_true",
+        help="skip restoring the prompt cache before each task (faster where tasks share "
+        "long prefixes; a task's figures then depend on the one before it)",
+    )
     parser.add_argument("--report", type=Path, default=None, help="only print tables of a file")
     parser.add_argument(
         "--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
@@ -170,6 +176,12 @@ def main() -> int:
     engine = build_engine(config, args.model)
     max_turns = args.max_turns or config.agent.max_turns
     runner = EverydayRunner(config, engine, track=args.track, max_turns=max_turns)
+    if not args.order_dependent and not runner.repeatable():
+        print(
+            "note: this engine cannot restore its prompt cache: a task's figures may depend "
+            "on the task before it",
+            file=sys.stderr,
+        )
     sink = args.json.open("a", encoding="utf-8") if args.json is not None else None
     try:
         for path, tasks in suites.items():

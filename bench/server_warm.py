@@ -1,7 +1,8 @@
 """The README question via ``lar run`` cold (no server: the model loads, the whole prompt is
 computed) and through a running ``lar serve`` (warm: model loaded, prompt prefix in llama.cpp's
 cache), on the embedded model. Wall time of the command, and prompt tokens the engine actually
-computed (llama.cpp's ``prompt_n``) against those it reused from its cache (``cache_n``).
+computed (llama.cpp's ``prompt_n``) against those it reused from its cache (``cache_n``), and
+the floor: llama.cpp's own prefill and decode time for those tokens, from the same run.
 
     .venv/bin/python bench/server_warm.py
 """
@@ -40,7 +41,7 @@ def run(home: Path, *flags: str) -> dict[str, float]:
     wall = time.perf_counter() - t0
     if out.returncode != 0:
         raise SystemExit(f"lar run failed ({out.returncode}): {out.stderr[-500:]}")
-    evaluated = cached = sent = 0
+    evaluated = cached = sent = calls = decoded = engine_ms = 0.0
     answer = ""
     for line in out.stdout.splitlines():
         event = json.loads(line)
@@ -48,11 +49,24 @@ def run(home: Path, *flags: str) -> dict[str, float]:
             sent += event["usage"]["prompt_tokens"]
             evaluated += event["timings"].get("prompt_evaluated") or 0
             cached += event["timings"].get("prompt_cached") or 0
+            decoded += event["usage"]["completion_tokens"]
+            engine_ms += (event["timings"].get("prompt_ms") or 0) + (
+                event["timings"].get("decode_ms") or 0
+            )
+            calls += 1
         elif event["type"] == "final":
             answer = event["text"]
     if "0.1.0" not in answer:
         raise SystemExit(f"unexpected answer: {answer!r}")
-    return {"wall": wall, "sent": sent, "evaluated": evaluated, "cached": cached}
+    return {
+        "wall": wall,
+        "calls": calls,
+        "sent": sent,
+        "evaluated": evaluated,
+        "cached": cached,
+        "decoded": decoded,
+        "floor": engine_ms / 1000,
+    }
 
 
 def main() -> None:
@@ -66,21 +80,27 @@ def main() -> None:
         rows.append(("through `lar serve`, first request", first))
         rows.append(("through `lar serve`, warm", [run(home) for _ in range(3)]))
     lines = [
-        "| how | runs | wall time (median) | prompt tokens sent | computed | from cache |",
-        "|---|---|---|---|---|---|",
+        "| how | runs | wall time (median) | model calls | prompt tokens sent | computed "
+        "| from cache | generated | floor | wall / floor |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, results in rows:
         med = {k: statistics.median(r[k] for r in results) for k in results[0]}
         lines.append(
-            f"| {name} | {len(results)} | {med['wall']:.1f} s | {med['sent']:.0f} | "
-            f"{med['evaluated']:.0f} | {med['cached']:.0f} |"
+            f"| {name} | {len(results)} | {med['wall']:.1f} s | {med['calls']:.0f} | "
+            f"{med['sent']:.0f} | {med['evaluated']:.0f} | {med['cached']:.0f} | "
+            f"{med['decoded']:.0f} | {med['floor']:.1f} s | {med['wall'] / med['floor']:.2f}× |"
         )
     table = "\n".join(lines)
     print(table)
     note = (
         f'`python bench/server_warm.py`: "{QUESTION}" in this repository, on the embedded '
         "default model (2 CPU cores). Wall time of the whole `lar run` command; prompt tokens "
-        "per run as sent, as llama.cpp computed them, and as it took them from its cache.\n\n"
+        "per run as sent, as llama.cpp computed them, and as it took them from its cache (in "
+        "memory, or for `lar run` from the last process's prompt kept on disk: "
+        "`models[].prompt_cache`). Floor = llama.cpp's own prefill and decode time for the "
+        "tokens that run computed and generated, measured in the same run; wall / floor is "
+        "what process start, model load, Lar and the CLI add.\n\n"
     )
     write_section("server-warm", note + table)
 

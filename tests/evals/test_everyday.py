@@ -138,3 +138,50 @@ def test_the_runner_counts_a_figure_no_tool_gave(
     assert "42" in result.answer
     assert result.ungrounded == ungrounded_figures
     assert result.row()["ungrounded"] == ungrounded_figures
+
+
+class MarkedEngine(ScriptedEngine):
+    """A scripted engine that logs the prompt-cache marks it is asked to keep and restore."""
+
+    def __init__(self, steps: list[str], *, can: bool = True) -> None:
+        super().__init__(steps)  # type: ignore[arg-type]
+        self.can, self.log = can, []  # type: list[str]
+
+    async def set_mark(self, mark: str) -> bool:
+        self.log.append(f"set {mark} after {len(self.calls)} calls")
+        return self.can
+
+    async def rewind(self, mark: str | None = None) -> bool:
+        self.log.append(f"rewind {mark} after {len(self.calls)} calls")
+        return self.can
+
+    def drop_mark(self, mark: str) -> None:
+        self.log.append(f"drop {mark}")
+
+
+def test_a_repeatable_runner_starts_every_task_from_the_warm_up_s_cache() -> None:
+    engine = MarkedEngine(["4", "one", "two"])
+    runner = EverydayRunner(LarConfig(), engine, track="protocol", max_turns=1, repeatable=True)
+    mark = runner.mark
+    assert mark is not None
+    for n in ("one", "two"):
+        assert runner.run(Task(n, "c", f"Say {n}.", {"has": [n]})).passed
+    runner.close()
+    engine.assert_complete()
+    assert engine.log == [
+        "rewind None after 0 calls",  # emptied, then the warm-up request
+        f"set {mark} after 1 calls",
+        f"rewind {mark} after 1 calls",
+        f"rewind {mark} after 2 calls",
+        f"drop {mark}",
+    ]
+    assert engine.calls[0][-1].content == EverydayRunner.WARM_UP
+
+
+def test_an_engine_without_marks_runs_tasks_as_they_come() -> None:
+    engine = MarkedEngine(["one"], can=False)
+    runner = EverydayRunner(LarConfig(), engine, track="protocol", max_turns=1, repeatable=True)
+    assert runner.mark is None
+    assert runner.run(Task("one", "c", "Say one.", {"has": ["one"]})).passed
+    runner.close()
+    assert engine.log == ["rewind None after 0 calls"]  # no warm-up, no mark

@@ -64,6 +64,21 @@ class Engine(ABC):
         """Token counts by the model's own tokenizer (X1); None when the engine cannot tell."""
         return None
 
+    async def set_mark(self, mark: str) -> bool:
+        """Keep the state of the engine's prompt cache under ``mark``, for ``rewind``. False
+        where the engine keeps no such state (the default)."""
+        return False
+
+    async def rewind(self, mark: str | None = None) -> bool:
+        """Put the prompt cache back as it was at ``set_mark(mark)``, or empty it (None): what
+        the next request costs, and on llama.cpp its exact numbers, then depend on the mark
+        and that request only, not on what was asked before (repeatable evaluations). False
+        where the engine cannot (the default)."""
+        return False
+
+    def drop_mark(self, mark: str) -> None:  # noqa: B027 - optional hook, deliberately not abstract
+        """Delete what ``set_mark(mark)`` kept."""
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook, deliberately not abstract
         """Release connections; engines without resources need not override this."""
 

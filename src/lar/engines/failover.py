@@ -26,6 +26,16 @@ class FailoverEngine(Engine):
         self.prompt_cache = self.engines[0].prompt_cache  # the engine that answers first
         self.failures: list[str] = []
 
+    # The engine that answers first; a fallback is started only when it is needed.
+    async def set_mark(self, mark: str) -> bool:
+        return await self.engines[0].set_mark(mark)
+
+    async def rewind(self, mark: str | None = None) -> bool:
+        return await self.engines[0].rewind(mark)
+
+    def drop_mark(self, mark: str) -> None:
+        self.engines[0].drop_mark(mark)
+
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None, **params: Any
     ) -> AsyncIterator[StreamChunk]:

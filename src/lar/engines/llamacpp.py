@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import secrets
 import threading
 from collections.abc import AsyncIterator, Sequence
@@ -72,6 +73,28 @@ class PromptCache:
             return False
         return response.status_code == 200
 
+    def marked(self, mark: str) -> str:
+        """The file name of a state kept under ``mark`` (``LlamaCppEngine.set_mark``)."""
+        if not re.fullmatch(r"[\w.-]{1,64}", mark) or mark.startswith("."):
+            raise ValueError(f"a mark is 1-64 letters, digits, '.', '-' or '_': {mark!r}")
+        return f"{self.name.removesuffix('.kv')}.{mark}.mark"
+
+    def keep(self, url: str, api_key: str, name: str) -> bool:
+        """Save the slot as ``name`` (a whole file or none, as ``save``)."""
+        temp = f"{name}.{os.getpid()}.tmp"
+        if not self._action(url, api_key, "save", temp):
+            (self.folder / temp).unlink(missing_ok=True)
+            return False
+        os.chmod(self.folder / temp, 0o600)
+        os.replace(self.folder / temp, self.folder / name)
+        return True
+
+    def load(self, url: str, api_key: str, name: str | None) -> bool:
+        """Restore the slot from ``name``, or empty it (None)."""
+        if name is None:
+            return self._action(url, api_key, "erase", "")
+        return (self.folder / name).is_file() and self._action(url, api_key, "restore", name)
+
     def restore(self, url: str, api_key: str) -> bool:
         if not self.file.is_file():
             return False
@@ -86,13 +109,7 @@ class PromptCache:
         if self.saved:
             return False
         self.saved = True
-        temp = f"{self.name}.{os.getpid()}.tmp"
-        if not self._action(url, api_key, "save", temp):
-            (self.folder / temp).unlink(missing_ok=True)
-            return False
-        os.chmod(self.folder / temp, 0o600)
-        os.replace(self.folder / temp, self.file)
-        return True
+        return self.keep(url, api_key, self.name)
 
 
 def _start_server(
@@ -231,6 +248,27 @@ class LlamaCppEngine(Engine):
         response.source = self.name
         await self._save_cache()
         return response
+
+    async def set_mark(self, mark: str) -> bool:
+        """Keep the slot's tokens and KV cache in a file beside the prompt cache's (needs
+        ``prompt_cache``; the file is the caller's to delete: ``drop_mark``)."""
+        await self._engine()
+        cache = self._cache
+        return cache is not None and await asyncio.to_thread(
+            cache.keep, *self._url_key, cache.marked(mark)
+        )
+
+    async def rewind(self, mark: str | None = None) -> bool:
+        await self._engine()
+        cache = self._cache
+        if cache is None:
+            return False
+        name = cache.marked(mark) if mark is not None else None
+        return await asyncio.to_thread(cache.load, *self._url_key, name)
+
+    def drop_mark(self, mark: str) -> None:
+        if self._cache is not None:
+            (self._cache.folder / self._cache.marked(mark)).unlink(missing_ok=True)
 
     async def count_tokens(self, texts: Sequence[str]) -> list[int] | None:
         engine = await self._engine()

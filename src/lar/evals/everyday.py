@@ -32,6 +32,7 @@ Nothing here reaches beyond 127.0.0.1; every run is bounded by the agent's ``max
 from __future__ import annotations
 
 import http.server
+import os
 import re
 import tempfile
 import threading
@@ -326,19 +327,46 @@ class EverydayRunner:
     Lar home (memory, notes, to-dos), so no task sees another's. The tools are the built-in
     ones and the optional ones ``tools.extra`` names, as ``lar run`` offers them."""
 
-    def __init__(self, config: Any, engine: Any, *, track: str, max_turns: int) -> None:
+    WARM_UP = "What is 2 + 2?"
+    """The request run once before the tasks when ``repeatable``: every task then starts from
+    the prompt cache it left (the system prompt and the tool listing computed once)."""
+
+    def __init__(
+        self, config: Any, engine: Any, *, track: str, max_turns: int, repeatable: bool = False
+    ) -> None:
         from lar.agents import Agent, Runner
         from lar.tools import builtin_tools, optional_tools
 
         self.config = config
+        self.engine = engine
         self.runner = Runner(config=config, engine=engine, traces=False, memory=False)
         tools = [*builtin_tools(), *optional_tools(config.tools.extra)]
         self.agent = Agent(tools=tools, track=track, max_turns=max_turns)  # type: ignore[arg-type]
+        self.mark: str | None = None
+        """Where each task's prompt cache starts (``Engine.set_mark``); None: where the last
+        task's left it, so a task's numbers depend on the task before it."""
+        if repeatable:
+            self.repeatable()
+
+    def repeatable(self) -> bool:
+        """Make each task's run independent of the tasks before it: the engine's prompt cache
+        emptied, the warm-up request run, and that state restored before every task. False
+        where the engine cannot (not llama.cpp, or ``prompt_cache: false``)."""
+        loop = self.runner.event_loop()
+        if not loop.run_until_complete(self.engine.rewind(None)):
+            return False
+        self.run(Task(id="warm-up", category="warm-up", request=self.WARM_UP, expect={}))
+        mark = f"everyday-{os.getpid()}"
+        if loop.run_until_complete(self.engine.set_mark(mark)):
+            self.mark = mark
+        return self.mark is not None
 
     def run(self, task: Task) -> TaskResult:
         from lar.memory import open_memory, statement
         from lar.types import ModelCalled, Notice, ToolCallFinished
 
+        if self.mark is not None:
+            self.runner.event_loop().run_until_complete(self.engine.rewind(self.mark))
         with (
             tempfile.TemporaryDirectory(prefix="lar-everyday-") as tmp,
             _served(task.pages) as base,
@@ -389,5 +417,7 @@ class EverydayRunner:
         )
 
     def close(self) -> None:
+        if self.mark is not None:
+            self.engine.drop_mark(self.mark)
         self.runner.config = self.config
         self.runner.close()
