@@ -31,21 +31,22 @@ def table(title: str, rows: list[dict[str, Any]], key: str = "category") -> str:
     lines = [
         f"**{title}**",
         "",
-        f"| {key} | tasks | passed | ungrounded answers | model calls/task (median) "
-        "| prompt tokens/task | wall s/task |",
-        "|---|---|---|---|---|---|---|",
+        f"| {key} | tasks | passed | ungrounded answers | pasted answers "
+        "| model calls/task (median) | prompt tokens/task | wall s/task |",
+        "|---|---|---|---|---|---|---|---|",
     ]
 
     def line(name: str, rs: list[dict[str, Any]]) -> str:
         n = len(rs)
         ok = sum(r["passed"] for r in rs)
         loose = sum(bool(r.get("ungrounded")) for r in rs)  # rows written before: none counted
+        copied = sum(bool(r.get("pasted")) for r in rs)
         calls = sum(r["model_calls"] for r in rs) / n
         median = statistics.median(r["model_calls"] for r in rs)
         tokens = sum(r["prompt_tokens"] for r in rs) / n
         wall = sum(r["wall_s"] for r in rs) / n
         return (
-            f"| {name} | {n} | {ok} ({ok / n:.0%}) | {loose} | {calls:.1f} ({median:g}) "
+            f"| {name} | {n} | {ok} ({ok / n:.0%}) | {loose} | {copied} | {calls:.1f} ({median:g}) "
             f"| {tokens:.0f} | {wall:.1f} |"
         )
 

@@ -10,7 +10,15 @@ import pytest
 
 from lar.config import LarConfig
 from lar.engines.scripted import ScriptedEngine
-from lar.evals.everyday import EverydayRunner, SuiteError, Task, load_tasks, score, ungrounded
+from lar.evals.everyday import (
+    EverydayRunner,
+    SuiteError,
+    Task,
+    load_tasks,
+    pasted,
+    score,
+    ungrounded,
+)
 
 SUITES = Path(__file__).parents[2] / "evals" / "everyday"
 
@@ -185,3 +193,41 @@ def test_an_engine_without_marks_runs_tasks_as_they_come() -> None:
     assert runner.run(Task("one", "c", "Say one.", {"has": ["one"]})).passed
     runner.close()
     assert engine.log == ["rewind None after 0 calls"]  # no warm-up, no mark
+
+
+LISTING = "L1: 754\nL2: 599\nL3: 66\nL4: 151 apples in the north shed\nL5: 176 pears"
+
+
+@pytest.mark.parametrize(
+    ("answer", "copy"),
+    [
+        ("L1: 754 L2: 599 L3: 66 L4: 151 apples in the north shed", True),  # lines re-flowed
+        ("L4: 151 apples in the north shed", True),
+        ("wrote 8 characters to invoices.txt (create)", True),
+        ("The north shed holds 151 apples.", False),  # the value in a sentence of its own
+        ("151", False),  # too short to tell
+        ("L4: 151 apples in the north shed, more than any other line of the file shows.", False),
+        ("Os números: L4: 151 apples in the north shed\nL5: 176 pears", True),
+    ],
+)
+def test_a_pasted_answer_is_a_tool_output_not_a_sentence_built_from_it(
+    answer: str, copy: bool
+) -> None:
+    results = [LISTING, "wrote 8 characters to invoices.txt (create)"]
+    assert pasted(answer, results) is copy
+    assert not pasted(answer, ["something else entirely, nothing alike"])
+
+
+def test_the_runner_fails_a_pasted_answer() -> None:
+    task = Task(
+        "d-line", "files", "What is on line 2 of n.txt?", {"has": ["599"]},
+        files={"n.txt": "754\n599\n66\n151\n"},
+    )  # fmt: skip
+    engine = ScriptedEngine([call("file_read", path="n.txt"), "L1: 754\nL2: 599\nL3: 66\nL4: 151"])
+    runner = EverydayRunner(LarConfig(), engine, track="protocol", max_turns=4)
+    try:
+        result = runner.run(task)
+    finally:
+        runner.close()
+    assert result.pasted and not result.passed
+    assert result.failures == ["the answer is a tool's output pasted, not an answer built from it"]

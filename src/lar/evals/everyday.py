@@ -31,6 +31,7 @@ Nothing here reaches beyond 127.0.0.1; every run is bounded by the agent's ``max
 
 from __future__ import annotations
 
+import difflib
 import http.server
 import os
 import re
@@ -53,6 +54,7 @@ __all__ = [
     "Task",
     "TaskResult",
     "load_tasks",
+    "pasted",
     "score",
     "ungrounded",
 ]
@@ -100,6 +102,8 @@ class TaskResult:
     ungrounded: list[str] = field(default_factory=list)
     """Figures of the answer found neither in the request nor in any tool result of the run
     (``ungrounded``): worked out in prose or made up, right or wrong."""
+    pasted: bool = False
+    """The answer is a tool's output (``pasted``), not an answer built from it: a failure."""
 
     def row(self) -> dict[str, Any]:
         return {
@@ -115,6 +119,7 @@ class TaskResult:
             "tools": self.tools,
             "notices": self.events,
             "ungrounded": self.ungrounded,
+            "pasted": self.pasted,
         }
 
 
@@ -180,6 +185,26 @@ def ungrounded(answer: str, sources: Iterable[str]) -> list[str]:
     seen = {digits(f) for text in sources for f in _FIGURE.findall(text)}
     found = [f for f in _FIGURE.findall(answer) if len(digits(f)) > 1]
     return [f for f in dict.fromkeys(found) if digits(f) not in seen]
+
+
+_RUN_MIN = 12
+"""Characters a copied run must have to count ("870" or "Yes." are not output)."""
+
+
+def pasted(answer: str, results: Iterable[str]) -> bool:
+    """Whether ``answer`` is a tool's output given as the answer: at least 24 characters, and at
+    least 60 % of them in runs of 12 or more found verbatim, spaces aside, in one of the run's
+    tool results — "L1: 754 L2: 599 …", "wrote 8 characters to a.txt (create)", a listing's
+    rows. An answer that quotes a value inside a sentence of its own is not."""
+    shown = " ".join(answer.split())[:4000]
+    if len(shown) < 24:
+        return False
+    best = 0
+    for text in results:
+        data = " ".join(text.split())[:40_000]
+        blocks = difflib.SequenceMatcher(None, shown, data, autojunk=False).get_matching_blocks()
+        best = max(best, sum(b.size for b in blocks if b.size >= _RUN_MIN))
+    return best >= 0.6 * len(shown)
 
 
 def _nested(value: Any) -> bool:
@@ -403,6 +428,9 @@ class EverydayRunner:
             failures = score(task, answer, before, workspace)
         calls = [e for e in events if isinstance(e, ModelCalled)]
         results = [e.result.content for e in events if isinstance(e, ToolCallFinished)]
+        copied = pasted(answer, results)
+        if copied:
+            failures.append("the answer is a tool's output pasted, not an answer built from it")
         return TaskResult(
             task=task,
             passed=not failures,
@@ -414,6 +442,7 @@ class EverydayRunner:
             tools=[e.result.name for e in events if isinstance(e, ToolCallFinished)],
             events=[str(e.code) for e in events if isinstance(e, Notice)],
             ungrounded=ungrounded(answer, [request, *results]),
+            pasted=copied,
         )
 
     def close(self) -> None:
