@@ -128,6 +128,8 @@ def main() -> int:
         help="skip restoring the prompt cache before each task (faster where tasks share "
         "long prefixes; a task's figures then depend on the one before it)",
     )
+    parser.add_argument("--shuffle", type=int, default=None, metavar="SEED",
+                        help="run the tasks in an order shuffled by SEED")  # fmt: skip
     parser.add_argument("--report", type=Path, default=None, help="only print tables of a file")
     parser.add_argument(
         "--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
@@ -169,6 +171,11 @@ def main() -> int:
             for p, ts in suites.items()
             if (kept := [t for t in ts if t.id.startswith(tuple(args.only))])
         }
+    if args.shuffle is not None:  # the same tasks in another order: a check of --order-dependent
+        import random
+
+        for tasks in suites.values():
+            random.Random(args.shuffle).shuffle(tasks)
     done = _rows(args.json) if args.json is not None and args.resume else {}
     config = load_config()
     if args.extra is not None:
