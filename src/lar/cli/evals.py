@@ -90,7 +90,12 @@ def eval_command(
             "(each BFCL file counts as a category of its own).",
         ),
     ] = None,
-    max_turns: Annotated[int, typer.Option(min=1, max=20, help="Turn limit per case.")] = 4,
+    max_turns: Annotated[
+        int | None,
+        typer.Option(
+            min=1, max=20, help="Turn limit per case (default: agent.max_turns, as `lar run`)."
+        ),
+    ] = None,
     json_out: Annotated[
         Path | None,
         typer.Option("--json", help="Also write every case's result here, one line as each ends."),
@@ -145,7 +150,8 @@ def eval_command(
 
     # Agents share the engine, and closing one closes it: all are closed at the end.
     runs = [(tr, v) for tr in tracks for v in ["", *_variants(ablated, tr)]]
-    runners = [_Runner(config, engine, tr, max_turns, v) for tr, v in runs]
+    turns = max_turns or config.agent.max_turns
+    runners = [_Runner(config, engine, tr, turns, v) for tr, v in runs]
     by_run: dict[tuple[str, str], list[Any]] = {}
     for (tr, variant), runner in zip(runs, runners, strict=True):
         results = []
