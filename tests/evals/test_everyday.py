@@ -231,3 +231,19 @@ def test_the_runner_fails_a_pasted_answer() -> None:
         runner.close()
     assert result.pasted and not result.passed
     assert result.failures == ["the answer is a tool's output pasted, not an answer built from it"]
+
+
+def test_a_task_s_files_show_the_same_time_in_every_run() -> None:
+    # Listings show modification times: with the clock's, a task's prompt would differ from run
+    # to run, and so would what the model does.
+    task = Task(
+        "d-list", "folders", "What is in docs?", {"has": ["a.txt"]}, files={"docs/a.txt": "x"}
+    )
+    engine = ScriptedEngine([call("folder_list", path="docs"), "docs holds a.txt."])
+    runner = EverydayRunner(LarConfig(), engine, track="protocol", max_turns=4)
+    try:
+        assert runner.run(task).passed
+    finally:
+        runner.close()
+    shown = "\n".join(m.content for m in engine.calls[1])
+    assert "a.txt" in shown and "2026-01-01" in shown

@@ -67,6 +67,12 @@ _LISTS = ("has", "has_any", "lacks", "absent")
 _FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
 
 
+FILES_TIME = 1_767_261_600.0
+"""The modification time of a task's files and folders (2026-01-01 10:00 UTC): listings and
+reads show it, so with the clock's time a task's prompt, and what the model does, would differ
+from one run to the next."""
+
+
 class SuiteError(LarError):
     """A task file that breaks the format: names the file, the task and the key."""
 
@@ -403,6 +409,8 @@ class EverydayRunner:
             for name, content in task.files.items():
                 (workspace / name).parent.mkdir(parents=True, exist_ok=True)
                 (workspace / name).write_text(content, encoding="utf-8")
+            for made in [*workspace.rglob("*"), workspace]:  # listings show them
+                os.utime(made, (FILES_TIME, FILES_TIME))
             before = _snapshot(workspace)
             own = self.config.model_copy(update={"home": home})
             memory = open_memory(own)
