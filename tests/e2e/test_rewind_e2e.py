@@ -21,7 +21,10 @@ SYSTEM = (
 
 @pytest.mark.timeout(600)
 def test_a_rewound_engine_computes_a_request_as_it_did_at_the_mark(lar_home: Path) -> None:
+    # llama.cpp also keeps earlier prompts in RAM (cache_ram_mib) and may restore one itself,
+    # so what a request costs after another one is not asserted: the mark's restore is.
     engine = build_engine(load_config())
+    folder = lar_home / "cache" / "prompts"
 
     async def ask(question: str) -> ModelResponse:
         messages = [Message(role="system", content=SYSTEM), Message(role="user", content=question)]
@@ -32,12 +35,12 @@ def test_a_rewound_engine_computes_a_request_as_it_did_at_the_mark(lar_home: Pat
         seen = {"first": await ask("What is 17 + 25?")}
         assert await engine.set_mark("t")
         seen["other"] = await ask("What is 6 * 7 + 100?")
-        seen["after other"] = await ask("What is 17 + 25?")  # no rewind: the other's cache
-        seen["before other"] = await ask("What is 6 * 7 + 100?")
         assert await engine.rewind("t")
         seen["rewound"] = await ask("What is 17 + 25?")
-        assert await engine.rewind(None)
-        seen["emptied"] = await ask("What is 17 + 25?")
+        assert not await engine.rewind("never-set")  # no such mark: nothing restored
+        [mark] = folder.glob("*.t.mark")
+        mark.write_bytes(b"not a llama.cpp slot file")
+        assert not await engine.rewind("t")  # a torn mark is refused
         await engine.aclose()
         return seen
 
@@ -46,12 +49,10 @@ def test_a_rewound_engine_computes_a_request_as_it_did_at_the_mark(lar_home: Pat
     assert t["first"].prompt_cached == 0  # emptied before it
     # At the mark the slot held the first request: asked again, only its last token is computed
     assert t["rewound"].prompt_evaluated <= 2, t["rewound"]
-    # without the rewind the same request starts from the other one's tokens and costs more
-    assert t["after other"].prompt_evaluated > t["rewound"].prompt_evaluated + 3
-    assert t["emptied"].prompt_cached == 0
-    assert seen["rewound"].text == seen["first"].text and "42" in seen["first"].text
+    assert t["rewound"].prompt_cached >= t["first"].prompt_evaluated - 2
+    assert seen["rewound"].content == seen["first"].content and "42" in seen["first"].content
 
-    [mark] = (lar_home / "cache" / "prompts").glob("*.t.mark")
+    [mark] = folder.glob("*.t.mark")
     assert stat.S_IMODE(mark.stat().st_mode) == 0o600
     engine.drop_mark("t")
     assert not mark.exists()
