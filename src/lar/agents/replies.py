@@ -4,6 +4,7 @@ an engine's failure."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -23,7 +24,6 @@ from lar.types import (
     Notice,
     TextDelta,
     ToolCall,
-    call_text,
 )
 
 if TYPE_CHECKING:
@@ -200,7 +200,8 @@ def _copied(body: str, data: Sequence[str]) -> bool:
 
 
 _ARGUMENT = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^,)\s]+)')
-_UNSET = frozenset({'""', "null", "[]", "{}", "None"})
+_UNSET = frozenset({'""', "null", "[]", "{}"})
+"""Arguments shown so were not given: a narrower call may fill them in."""
 
 
 def _arguments(shown: str) -> tuple[str, dict[str, str]]:
@@ -219,9 +220,9 @@ def _reads(history: Sequence[Message]) -> list[tuple[str, dict[str, str], str]]:
             break
         for c in m.tool_calls:
             if c.id in results:
-                name, given = _arguments(call_text(c.name, c.arguments))
-                given = {k: v for k, v in given.items() if v not in _UNSET}
-                reads.append((name, given, " ".join(results[c.id].content.split())))
+                shown = {k: json.dumps(v, ensure_ascii=False) for k, v in c.arguments.items()}
+                given = {k: v for k, v in shown.items() if v not in _UNSET}
+                reads.append((c.name, given, " ".join(results[c.id].content.split())))
     return reads
 
 
