@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,9 @@ class SlowModel:
     def __init__(self) -> None:
         self.release = threading.Event()
         self.calls = 0
+        # A sleep no other test runs (tests run in parallel, and others sleep 30 seconds too),
+        # so the process listing below finds this test's tool and nothing else.
+        self.sleep = f"sleep 30.{uuid.uuid4().int % 10**6:06d}"
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
         self.calls += 1
@@ -34,7 +38,8 @@ class SlowModel:
         if body["messages"][-1]["role"] == "tool":
             return text_reply("finished after the tool")
         # Slow the first time only, so the resumed run is quick.
-        command = "test -f effects.log && echo again || { echo ran > effects.log; sleep 30; }"
+        first = f"echo ran > effects.log; {self.sleep}"
+        command = f"test -f effects.log && echo again || {{ {first}; }}"
         return tool_call_reply("shell", {"command": command})
 
 
@@ -69,9 +74,9 @@ def lar(home: Path, ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _sandbox_processes(ws: Path) -> list[str]:
+def _sandbox_processes(sleep: str) -> list[str]:
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if "sleep 30" in line and "ps -eo" not in line]
+    return [line for line in out.splitlines() if sleep in line and "ps -eo" not in line]
 
 
 @pytest.mark.parametrize("how", ["SIGINT", "SIGTERM"])
@@ -95,7 +100,7 @@ def test_interrupted_run_exits_130_and_resumes(
             else:
                 wait_for(lambda: model.calls > 0)
             if where == "in a tool":
-                assert len(_sandbox_processes(ws)) >= 1  # the tool's `sleep 30` is running
+                assert len(_sandbox_processes(model.sleep)) >= 1  # the tool's sleep is running
             if how == "SIGINT":
                 child.sendintr()  # ^C through the terminal, as a user types it
             else:
@@ -111,7 +116,7 @@ def test_interrupted_run_exits_130_and_resumes(
         assert f"lar resume {task_id}" in output
         listing = lar(lar_home, ws, "tasks").stdout
         assert re.search(rf"{task_id}\s+interrupted", listing), listing
-        assert _sandbox_processes(ws) == []  # the tool's process group was killed
+        assert _sandbox_processes(model.sleep) == []  # the tool's process group was killed
 
         resumed = lar(lar_home, ws, "resume", "--yes", task_id)
         assert resumed.returncode == 0, resumed.stderr
