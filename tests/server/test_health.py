@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from lar.testing import MockOpenAIServer
@@ -93,3 +94,37 @@ async def test_hiding_tools_never_widens_the_configured_allowlist(make_client: A
     listing = engine.calls[0][0].content.split("Not available now:")[1].split("\n", 1)[1]
     assert "calculate" in listing
     assert "code_run" not in listing and "file_read" not in listing
+
+
+def test_the_probes_at_start_find_every_capability_working_and_hide_no_tool(
+    lar_home: Path, tmp_path: Path
+) -> None:
+    """The probes a started server runs before it listens: the web probe once fetched this
+    server's own address then, was refused every time, and web_scan was hidden from every
+    session (the model told it was unavailable) until a later probe."""
+    from tests.server._thread import ServerThread
+
+    from lar.config import load_config
+    from lar.engines.scripted import ScriptedEngine
+    from lar.server import Hub, create_app, server_token
+
+    config = load_config()
+    engine = ScriptedEngine(["Fine."])
+    hub = Hub(config, engine=engine, memory=False, workspace=tmp_path)
+    with ServerThread(create_app(hub)) as srv:
+        headers = {"Authorization": f"Bearer {server_token(config)}"}
+        caps = httpx.get(f"{srv.url}/health/capabilities", headers=headers, timeout=30).json()
+        status = {c["name"]: c["status"] for c in caps["capabilities"]}
+        assert status["web"] == "OK", caps
+        assert status["sandbox"] == "OK", caps
+        assert set(hub.hidden) <= {"memory_search"}, hub.hidden  # memory is off here
+        r = httpx.post(
+            f"{srv.url}/v1/chat/completions",
+            json={"messages": [{"role": "user", "content": "hi"}]},
+            headers=headers,
+            timeout=30,
+        )
+        assert r.status_code == 200, r.text
+    system = engine.calls[0][0].content
+    assert "web_scan" in system
+    assert "web_scan:" not in system.split("Not available now:")[-1]

@@ -48,12 +48,13 @@ class Login(BaseModel):
 def create_app(
     hub: Hub, *, self_url: str | None = None, probe_on_start: bool = True, preload: bool = False
 ) -> Any:
-    """The app for ``hub``; ``self_url`` (``http://127.0.0.1:PORT``) lets the web probe fetch
-    a page of this server; ``preload`` loads the default model before the first request."""
+    """The app for ``hub``; ``self_url`` (``http://127.0.0.1:PORT``) is the address the
+    server will listen on, told to ``app.state.on_ready``; ``preload`` loads the default model
+    before the first request."""
     settings = hub.config.server
     token = server_token(hub.config)
     assert token is not None  # made when missing
-    checks = Health(hub, self_url=self_url)
+    checks = Health(hub)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

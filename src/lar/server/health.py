@@ -11,9 +11,12 @@ need it are no longer offered, the model is told why in its instructions, and a 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -55,7 +58,6 @@ class Capability:
 @dataclass
 class Health:
     hub: Hub
-    self_url: str | None = None
     capabilities: dict[str, Capability] = field(default_factory=dict)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -151,6 +153,36 @@ async def probe_engine(engine: Any) -> str:
     return f"{engine.name}: {base_url} answers"
 
 
+_PROBE_TEXT = "Lar health probe page"
+
+
+@contextmanager
+def _loopback_page(text: str) -> Iterator[str]:
+    """A one-page HTTP server on a free loopback port for as long as the block runs."""
+    body = f"<html><body><p>{text}</p></body></html>".encode()
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - its signature
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, name="health-page", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
 def _capabilities(health: Health) -> list[Capability]:
     hub = health.hub
 
@@ -172,12 +204,14 @@ def _capabilities(health: Health) -> list[Capability]:
         return f"recall answered ({how})"
 
     async def web() -> str:
-        if health.self_url is None:
-            raise RuntimeError("no loopback page to fetch")
         from lar.tools import web_scan
 
-        text = await asyncio.to_thread(web_scan.fn, f"{health.self_url}/health/live")
-        if "ok" not in text:
+        # A page of its own on loopback, not one of this server's: the first probe runs
+        # before the server listens, and fetching its own address then failed every time
+        # (web_scan was hidden from every session until a later probe).
+        with _loopback_page(_PROBE_TEXT) as url:
+            text = await asyncio.to_thread(web_scan.fn, url)
+        if _PROBE_TEXT not in text:
             raise RuntimeError("the page came back without its text")
         return "fetched a page over HTTP"
 
