@@ -34,6 +34,7 @@ class Code(StrEnum):
     # corrections: the loop did something about a reply instead of taking it
     DESCRIBED_CALL = "described_call"
     MADE_UP_RESULT = "made_up_result"
+    PASTED_RESULT = "pasted_result"
     DEFERRED_CALL = "deferred_call"
     UNGROUNDED_CALL = "ungrounded_call"
     OFF_TOPIC_CALL = "off_topic_call"

@@ -657,12 +657,15 @@ def test_a_copy_of_a_result_under_another_tools_name_is_data_not_made_up() -> No
     # is neither a call to make nor an outcome to cut, and no correction round is spent.
     key = "the garden shed"
     echo = f'<tool_result>\nfind_value(key="{key}") returned:\nvalue of {key}\n</tool_result>'
-    a, engine = agent([call("lookup", key=key), echo])
+    # The echo is the tool's output given as the answer: asked once for a sentence instead
+    # (pasted_result), never for the call it named.
+    a, engine = agent([call("lookup", key=key), echo, "It holds the value of the garden shed."])
     result = a.run("What is in the garden shed?")
     engine.assert_complete()
     assert [c.name for c in result.tool_calls] == ["lookup"]
-    assert result.text == f"value of {key}"
-    assert not any(isinstance(e, Notice) and e.code == "made_up_result" for e in result.events)
+    assert result.text == "It holds the value of the garden shed."
+    codes = [e.code for e in result.events if isinstance(e, Notice)]
+    assert "made_up_result" not in codes and codes.count("pasted_result") == 1
 
 
 def test_a_short_result_in_another_tools_name_is_still_made_up() -> None:
@@ -743,3 +746,41 @@ def test_a_last_turn_call_runs_only_when_its_tool_changes_nothing(
     assert result.stop_reason == stop
     if text is not None:
         assert result.text == text
+
+
+@tool
+def read_lines(path: str) -> str:
+    """Read a file's lines, numbered."""
+    return 'L1: [project]\nL2: name = "shed"\nL3: version = "2.4.1"\nL4: readme = "README.md"'
+
+
+def test_an_answer_that_pastes_a_tools_output_is_asked_for_once_as_a_sentence() -> None:
+    pasted = 'L1: [project]\nL2: name = "shed"\nL3: version = "2.4.1"'
+    a, engine = agent(
+        [call("read_lines", path="p.toml"), pasted, "The version is 2.4.1."], tools=[read_lines]
+    )
+    result = a.run("Which version does p.toml declare?")
+    engine.assert_complete()
+    assert result.text == "The version is 2.4.1."
+    assert [e.code for e in result.events if isinstance(e, Notice)] == ["pasted_result"]
+    assert "copies the tool's output back" in last_user(engine, 2)
+    assert len(result.tool_calls) == 1  # asked for a sentence, not for another call
+
+
+def test_an_answer_that_quotes_a_value_in_its_own_sentence_is_not_pasted() -> None:
+    answer = 'The file declares version = "2.4.1", under [project].'
+    a, engine = agent([call("read_lines", path="p.toml"), answer], tools=[read_lines])
+    result = a.run("Which version does p.toml declare?")
+    engine.assert_complete()
+    assert result.text == answer
+    assert not any(isinstance(e, Notice) and e.code == "pasted_result" for e in result.events)
+
+
+def test_a_pasted_answer_asked_for_once_is_taken_the_second_time() -> None:
+    pasted = 'L2: name = "shed"\nL3: version = "2.4.1"'
+    a, engine = agent([call("read_lines", path="p.toml"), pasted, pasted], tools=[read_lines])
+    result = a.run("Which version does p.toml declare?")
+    engine.assert_complete()
+    assert "2.4.1" in result.text
+    codes = [e.code for e in result.events if isinstance(e, Notice)]
+    assert codes.count("pasted_result") == 1

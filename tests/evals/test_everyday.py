@@ -223,7 +223,9 @@ def test_the_runner_fails_a_pasted_answer() -> None:
         "d-line", "files", "What is on line 2 of n.txt?", {"has": ["599"]},
         files={"n.txt": "754\n599\n66\n151\n"},
     )  # fmt: skip
-    engine = ScriptedEngine([call("file_read", path="n.txt"), "L1: 754\nL2: 599\nL3: 66\nL4: 151"])
+    lines = "L1: 754\nL2: 599\nL3: 66\nL4: 151"
+    # asked once for a sentence (the pasted_result policy), it pastes the lines again
+    engine = ScriptedEngine([call("file_read", path="n.txt"), lines, lines])
     runner = EverydayRunner(LarConfig(), engine, track="protocol", max_turns=4)
     try:
         result = runner.run(task)

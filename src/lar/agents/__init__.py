@@ -26,6 +26,7 @@ __all__ = [
     "run_local",
     "run_ray",
     "throughput",
+    "pasted",
 ]
 
 __getattr__, __dir__ = lazy_exports(
@@ -50,6 +51,7 @@ __getattr__, __dir__ = lazy_exports(
         "run_local": "lar.agents.batch",
         "run_ray": "lar.agents.batch",
         "throughput": "lar.agents.batch",
+        "pasted": "lar.agents.replies",
     },
 )
 
@@ -61,6 +63,7 @@ if TYPE_CHECKING:
     from lar.agents.idle import IdleMode
     from lar.agents.kinds import AgentKind, AgentKindRegistry
     from lar.agents.policy import PolicyRegistry
+    from lar.agents.replies import pasted
     from lar.agents.request import DEFAULT_SYSTEM_PROMPT
     from lar.agents.runner import Runner
     from lar.agents.scheduled import JobRunner

@@ -25,7 +25,7 @@ from lar.agents.policy import (
     WithholdTools,
     builtin,
 )
-from lar.agents.replies import made_up
+from lar.agents.replies import made_up, pasted
 from lar.calling.corrections import (
     DESCRIBED_NUDGE,
     MORE_CALLS_NUDGE,
@@ -37,7 +37,7 @@ from lar.calling.corrections import (
     ungrounded_nudge,
 )
 from lar.calling.native import extract_calls
-from lar.calling.prompt import call_text, this_requests_calls
+from lar.calling.prompt import call_text, this_requests_calls, this_requests_results
 from lar.calling.relevance import OffTopic, invented_options
 from lar.tools.executor import tool_names
 from lar.types import Code, Message, ToolCall
@@ -408,6 +408,33 @@ class MadeUpResult(Policy):
         )
 
 
+PASTED_NUDGE = (
+    "That copies the tool's output back instead of answering. Answer my request in a sentence "
+    "or two, in the language I wrote it in, with the values it asks for taken from that output."
+)
+
+
+@builtin
+class PastedResult(Policy):
+    name: ClassVar[str] = "pasted_result"
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
+    about: ClassVar[str] = (
+        "an answer that is a tool's output copied back (numbered lines, a listing's rows, a "
+        "write's report) instead of the values asked for: asked once for a sentence in the "
+        "request's language carrying them"
+    )
+
+    async def before_answer(self, turn: Turn) -> Verdict:
+        if not self.may_correct(turn):
+            return ACCEPT
+        results = [m.content for m in this_requests_results(turn.history) if not m.failed]
+        if not results or not pasted(turn.text, results):
+            return ACCEPT
+        return Retry(
+            Code.PASTED_RESULT, "the answer copied a tool's output back", nudge=PASTED_NUDGE
+        )
+
+
 def _without_ran_calls(turn: Turn) -> str:
     """The answer without copies of calls that already ran: an answer that quotes the
     ``calculate(expression="6 * 0.3048") returned:`` header of its data (then gives the figure)
@@ -441,6 +468,7 @@ DEFAULT_PROFILE: Sequence[str] = (
     LostText.name,
     AssumedFactor.name,
     MadeUpResult.name,
+    PastedResult.name,
     DescribedCall.name,
     CopiedInstructions.name,
     UncheckedFigure.name,

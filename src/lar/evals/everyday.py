@@ -31,7 +31,6 @@ Nothing here reaches beyond 127.0.0.1; every run is bounded by the agent's ``max
 
 from __future__ import annotations
 
-import difflib
 import http.server
 import os
 import re
@@ -46,6 +45,7 @@ from typing import Any
 
 import yaml
 
+from lar.agents import pasted
 from lar.errors import LarError
 
 __all__ = [
@@ -191,26 +191,6 @@ def ungrounded(answer: str, sources: Iterable[str]) -> list[str]:
     seen = {digits(f) for text in sources for f in _FIGURE.findall(text)}
     found = [f for f in _FIGURE.findall(answer) if len(digits(f)) > 1]
     return [f for f in dict.fromkeys(found) if digits(f) not in seen]
-
-
-_RUN_MIN = 12
-"""Characters a copied run must have to count ("870" or "Yes." are not output)."""
-
-
-def pasted(answer: str, results: Iterable[str]) -> bool:
-    """Whether ``answer`` is a tool's output given as the answer: at least 24 characters, and at
-    least 60 % of them in runs of 12 or more found verbatim, spaces aside, in one of the run's
-    tool results — "L1: 754 L2: 599 …", "wrote 8 characters to a.txt (create)", a listing's
-    rows. An answer that quotes a value inside a sentence of its own is not."""
-    shown = " ".join(answer.split())[:4000]
-    if len(shown) < 24:
-        return False
-    best = 0
-    for text in results:
-        data = " ".join(text.split())[:40_000]
-        blocks = difflib.SequenceMatcher(None, shown, data, autojunk=False).get_matching_blocks()
-        best = max(best, sum(b.size for b in blocks if b.size >= _RUN_MIN))
-    return best >= 0.6 * len(shown)
 
 
 def _nested(value: Any) -> bool:
