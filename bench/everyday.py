@@ -4,6 +4,8 @@
         [--track protocol] [--json evals/results/everyday.jsonl] [--resume] [--failures]
     python bench/everyday.py --draw 7 [--per-language 40] [--save draw-7.yaml]  # a generated
         # draw (src/lar/evals/draws): dev seeds 0-9999 to tune on, test seeds 10000-19999 to report
+    python bench/everyday.py --draw 8 --ablate pasted_result   # each task with the model's
+        # policies and without this one, both from the same prompt-cache mark, side by side
     python bench/everyday.py --report evals/results/everyday.jsonl   # tables from a result file
     python bench/everyday.py --compare BEFORE.jsonl AFTER.jsonl   # both, side by side, into
                                                                   # BENCHMARKS.md
@@ -94,6 +96,52 @@ def compare(before: Path, after: Path) -> str:
     return "\n".join(lines)
 
 
+def ablation(name: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
+    """Each task with the profile and without policy ``name``, same engine, same mark: per
+    language and overall, passed, pasted answers, model calls and wall seconds; then the
+    tasks whose outcome differs."""
+    lines = [
+        f"Ablation of `{name}` (`python bench/everyday.py … --ablate {name}`): each task run "
+        "with the model's policies, then without this one, both from the same prompt-cache mark",
+        "",
+        "| language | tasks | passed with | passed without | pasted with | pasted without "
+        "| calls/task with | calls/task without | wall s/task with | wall s/task without |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    languages = sorted({on.get("language") or "?" for on, _ in pairs})
+    for language in [*languages, "all"]:
+        part = [
+            (a, b) for a, b in pairs if language == "all" or (a.get("language") or "?") == language
+        ]
+        cells = [len(part)]
+        for key in ("passed", "pasted"):
+            cells += [
+                sum(bool(a.get(key)) for a, _ in part),
+                sum(bool(b.get(key)) for _, b in part),
+            ]
+        for key in ("model_calls", "wall_s"):
+            cells += [
+                statistics.mean(a[key] for a, _ in part),
+                statistics.mean(b[key] for _, b in part),
+            ]
+        name_cell = f"**{language}**" if language == "all" else language
+        lines.append(
+            f"| {name_cell} | "
+            + " | ".join(f"{c:.1f}" if isinstance(c, float) else str(c) for c in cells)
+            + " |"
+        )
+    changed = [(a, b) for a, b in pairs if a["passed"] != b["passed"]]
+    if changed:
+        lines += ["", "Tasks whose outcome differs:"]
+        for a, b in changed:
+            lines.append(
+                f"- {a['id']}: with {'ok' if a['passed'] else 'FAIL'}, without "
+                f"{'ok' if b['passed'] else 'FAIL'} — with: {' '.join(a['answer'].split())[:100]!r}"
+                f"; without: {' '.join(b['answer'].split())[:100]!r}"
+            )
+    return "\n".join(lines)
+
+
 def _rows(path: Path) -> dict[str, dict[str, Any]]:
     newest: dict[str, dict[str, Any]] = {}
     if path.exists():
@@ -130,6 +178,8 @@ def main() -> int:
     )
     parser.add_argument("--shuffle", type=int, default=None, metavar="SEED",
                         help="run the tasks in an order shuffled by SEED")  # fmt: skip
+    parser.add_argument("--ablate", default=None, metavar="POLICY",
+                        help="each task also without POLICY (same mark), side by side")  # fmt: skip
     parser.add_argument("--report", type=Path, default=None, help="only print tables of a file")
     parser.add_argument(
         "--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
@@ -190,7 +240,17 @@ def main() -> int:
             "on the task before it",
             file=sys.stderr,
         )
+    if args.ablate is not None:
+        from lar.agents import PolicyRegistry
+
+        if args.ablate not in PolicyRegistry.keys():
+            parser.error(f"--ablate: no policy {args.ablate!r} (see `lar eval --help`)")
+        if args.resume:
+            parser.error("--ablate runs every task twice; --resume does not apply")
+        with_it = runner.agent
+        without = with_it.replace(policies=[f"-{args.ablate}"])
     sink = args.json.open("a", encoding="utf-8") if args.json is not None else None
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
     try:
         for path, tasks in suites.items():
             rows = []
@@ -201,6 +261,17 @@ def main() -> int:
                     if sink is not None:
                         sink.write(json.dumps(row, ensure_ascii=False) + "\n")
                         sink.flush()
+                if args.ablate is not None:
+                    runner.agent = without
+                    try:
+                        off = {**runner.run(task).row(), "track": args.track,
+                               "extra": args.extra or [], "without": args.ablate}  # fmt: skip
+                    finally:
+                        runner.agent = with_it
+                    if sink is not None:
+                        sink.write(json.dumps(off, ensure_ascii=False) + "\n")
+                        sink.flush()
+                    pairs.append((row, off))
                 mark = "ok " if row["passed"] else "FAIL"
                 print(f"[{n}/{len(tasks)}] {mark} {task.id} ({row['model_calls']} calls, "
                       f"{row['wall_s']:.1f} s)", file=sys.stderr)  # fmt: skip
@@ -215,6 +286,8 @@ def main() -> int:
                         answer = " ".join(row["answer"].split())[:160]
                         print(f"- {row['id']}: {'; '.join(row['failures'])} — {answer!r}")
                 print()
+        if pairs:
+            print(ablation(args.ablate, pairs) + "\n")
     finally:
         runner.close()
         if sink is not None:
