@@ -33,9 +33,9 @@ def table(title: str, rows: list[dict[str, Any]], key: str = "category") -> str:
     lines = [
         f"**{title}**",
         "",
-        f"| {key} | tasks | passed | ungrounded answers | pasted answers "
-        "| model calls/task (median) | prompt tokens/task | wall s/task |",
-        "|---|---|---|---|---|---|---|---|",
+        f"| {key} | tasks | passed | ungrounded answers | pasted answers | English answers "
+        "to other languages | model calls/task (median) | prompt tokens/task | wall s/task |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
 
     def line(name: str, rs: list[dict[str, Any]]) -> str:
@@ -43,12 +43,14 @@ def table(title: str, rows: list[dict[str, Any]], key: str = "category") -> str:
         ok = sum(r["passed"] for r in rs)
         loose = sum(bool(r.get("ungrounded")) for r in rs)  # rows written before: none counted
         copied = sum(bool(r.get("pasted")) for r in rs)
+        english = sum(bool(r.get("english")) for r in rs)
         calls = sum(r["model_calls"] for r in rs) / n
         median = statistics.median(r["model_calls"] for r in rs)
         tokens = sum(r["prompt_tokens"] for r in rs) / n
         wall = sum(r["wall_s"] for r in rs) / n
         return (
-            f"| {name} | {n} | {ok} ({ok / n:.0%}) | {loose} | {copied} | {calls:.1f} ({median:g}) "
+            f"| {name} | {n} | {ok} ({ok / n:.0%}) | {loose} | {copied} | {english} "
+            f"| {calls:.1f} ({median:g}) "
             f"| {tokens:.0f} | {wall:.1f} |"
         )
 
@@ -105,8 +107,9 @@ def ablation(name: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> s
         "with the model's policies, then without this one, both from the same prompt-cache mark",
         "",
         "| language | tasks | passed with | passed without | pasted with | pasted without "
-        "| calls/task with | calls/task without | wall s/task with | wall s/task without |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| English with | English without | calls/task with | calls/task without "
+        "| wall s/task with | wall s/task without |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     languages = sorted({on.get("language") or "?" for on, _ in pairs})
     for language in [*languages, "all"]:
@@ -114,7 +117,7 @@ def ablation(name: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> s
             (a, b) for a, b in pairs if language == "all" or (a.get("language") or "?") == language
         ]
         cells = [len(part)]
-        for key in ("passed", "pasted"):
+        for key in ("passed", "pasted", "english"):
             cells += [
                 sum(bool(a.get(key)) for a, _ in part),
                 sum(bool(b.get(key)) for _, b in part),

@@ -14,6 +14,7 @@ from lar.evals.everyday import (
     EverydayRunner,
     SuiteError,
     Task,
+    in_english,
     load_tasks,
     pasted,
     score,
@@ -249,3 +250,41 @@ def test_a_task_s_files_show_the_same_time_in_every_run() -> None:
         runner.close()
     shown = "\n".join(m.content for m in engine.calls[1])
     assert "a.txt" in shown and "2026-01-01" in shown
+
+
+@pytest.mark.parametrize(
+    ("answer", "english"),
+    [
+        ("The lowest value in relatorio.txt is 75.40.", True),
+        ("There are 2 PDF files directly in this folder.", True),
+        ("O menor valor em relatorio.txt é 75.40.", False),
+        ("El archivo más grande es viaje.txt, con 684 bytes.", False),
+        ("Die Datei notizen.txt hat 18 Zeilen.", False),
+        ("Le total des dépenses est de 146,51 euros.", False),
+        ("ideas.txt 共有 18 行。", False),
+        ("146.51", False),  # a bare value is in no language
+        ("relatorio.txt", False),
+    ],
+)
+def test_in_english_tells_an_english_answer_from_one_in_the_requests_language(
+    answer: str, english: bool
+) -> None:
+    assert in_english(answer) is english
+
+
+def test_the_runner_fails_an_english_answer_to_a_request_in_another_language() -> None:
+    task = Task(
+        "d-lines", "files", "Quantas linhas tem o arquivo n.txt?", {"has": ["4"]},
+        files={"n.txt": "754\n599\n66\n151\n"}, language="pt",
+    )  # fmt: skip
+
+    def run(answer: str) -> list[str]:
+        engine = ScriptedEngine([call("file_read", path="n.txt"), answer])
+        runner = EverydayRunner(LarConfig(), engine, track="protocol", max_turns=4)
+        try:
+            return runner.run(task).failures
+        finally:
+            runner.close()
+
+    assert run("The file n.txt has 4 lines.") == ["the answer is in English, the request in pt"]
+    assert run("O arquivo n.txt tem 4 linhas.") == []

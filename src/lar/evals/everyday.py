@@ -55,6 +55,7 @@ __all__ = [
     "TaskResult",
     "load_tasks",
     "pasted",
+    "in_english",
     "score",
     "ungrounded",
 ]
@@ -110,6 +111,8 @@ class TaskResult:
     (``ungrounded``): worked out in prose or made up, right or wrong."""
     pasted: bool = False
     """The answer is a tool's output (``pasted``), not an answer built from it: a failure."""
+    english: bool = False
+    """An answer in English to a request in another language (``in_english``): a failure."""
 
     def row(self) -> dict[str, Any]:
         return {
@@ -126,6 +129,7 @@ class TaskResult:
             "notices": self.events,
             "ungrounded": self.ungrounded,
             "pasted": self.pasted,
+            "english": self.english,
         }
 
 
@@ -191,6 +195,16 @@ def ungrounded(answer: str, sources: Iterable[str]) -> list[str]:
     seen = {digits(f) for text in sources for f in _FIGURE.findall(text)}
     found = [f for f in _FIGURE.findall(answer) if len(digits(f)) > 1]
     return [f for f in dict.fromkeys(found) if digits(f) not in seen]
+
+
+def in_english(answer: str) -> bool:
+    """Whether ``answer`` is written in English: the two signals the off-topic check asks for
+    (frequent English words, and py3langid) agree, on the answer without its file names and
+    figures. A bare value ("146.51", "notes.txt") is in no language."""
+    from lar.calling.relevance import in_embedder_language
+
+    words = re.sub(r"\S*[\d./\\_@]\S*", " ", answer)
+    return len(words.split()) >= 3 and in_embedder_language(words)
 
 
 def _nested(value: Any) -> bool:
@@ -419,6 +433,9 @@ class EverydayRunner:
         copied = pasted(answer, results)
         if copied:
             failures.append("the answer is a tool's output pasted, not an answer built from it")
+        english = task.language not in ("", "en") and in_english(answer)
+        if english:
+            failures.append(f"the answer is in English, the request in {task.language}")
         return TaskResult(
             task=task,
             passed=not failures,
@@ -431,6 +448,7 @@ class EverydayRunner:
             events=[str(e.code) for e in events if isinstance(e, Notice)],
             ungrounded=ungrounded(answer, [request, *results]),
             pasted=copied,
+            english=english,
         )
 
     def close(self) -> None:
