@@ -288,3 +288,17 @@ def test_the_runner_fails_an_english_answer_to_a_request_in_another_language() -
 
     assert run("The file n.txt has 4 lines.") == ["the answer is in English, the request in pt"]
     assert run("O arquivo n.txt tem 4 linhas.") == []
+
+
+def test_a_summary_quoting_a_files_sentences_is_not_a_pasted_output() -> None:
+    # The read's result frames each line ("L3: "); an answer that quotes the sentences without
+    # the frame is built from them (a short text's summary may well quote it), not pasted.
+    read = (
+        "L1: # Tidy\nL2: \nL3: Tidy sorts your downloads folder by file type.\nL4: \n"
+        "L5: ## Install\nL6: \nL7: Run pip install tidy."
+    )
+    summary = "- Tidy sorts your downloads folder by file type.\n- Run pip install tidy."
+    assert not pasted(summary, [read])
+    assert pasted("L3: Tidy sorts your downloads folder by file type.\nL7: Run pip install tidy.",
+                  [read])  # fmt: skip
+    assert pasted("L1: 44 L2: 303 L3: 722 L4: 984", ["L1: 44\nL2: 303\nL3: 722\nL4: 984"])

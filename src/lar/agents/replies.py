@@ -268,17 +268,23 @@ _RUN_MIN = 12
 
 
 def pasted(answer: str, results: Iterable[str]) -> bool:
-    """Whether ``answer`` is a tool's output given as the answer: at least 24 characters, and at
+    """Whether ``answer`` is a tool's output given as the answer: at least 24 characters, at
     least 60 % of them in runs of 12 or more found verbatim, spaces aside, in one of the run's
-    tool results — "L1: 754 L2: 599 …", "wrote 8 characters to a.txt (create)", a listing's
-    rows. An answer that quotes a value inside a sentence of its own is not."""
+    tool results, and whole lines of that result among them (12 characters or more in all) —
+    "L1: 754 L2: 599 …", "wrote 8 characters to a.txt (create)", a listing's rows. An answer
+    that quotes a value inside a sentence of its own is not, nor one that quotes a file's
+    sentences without the read's line numbers (a summary of a short text may)."""
     shown = " ".join(answer.split())[:4000]
     if len(shown) < 24:
         return False
-    return any(
-        _copied_chars(shown, " ".join(text.split())[:40_000]) >= 0.6 * len(shown)
-        for text in results
-    )
+    for text in results:
+        lines = [" ".join(line.split()) for line in text[:40_000].splitlines()]
+        if _copied_chars(shown, " ".join(lines)) < 0.6 * len(shown):
+            continue
+        whole = sum(len(x) for x in set(lines) if any(c.isalnum() for c in x) and x in shown)
+        if whole >= _RUN_MIN:
+            return True
+    return False
 
 
 def _copied_chars(shown: str, data: str) -> int:
