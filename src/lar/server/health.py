@@ -209,8 +209,11 @@ def _capabilities(health: Health) -> list[Capability]:
         # A page of its own on loopback, not one of this server's: the first probe runs
         # before the server listens, and fetching its own address then failed every time
         # (web_scan was hidden from every session until a later probe).
-        with _loopback_page(_PROBE_TEXT) as url:
-            text = await asyncio.to_thread(web_scan.fn, url)
+        def fetch() -> str:  # in a thread: stopping the page's server waits up to 0.5 s
+            with _loopback_page(_PROBE_TEXT) as url:
+                return str(web_scan.fn(url))
+
+        text = await asyncio.to_thread(fetch)
         if _PROBE_TEXT not in text:
             raise RuntimeError("the page came back without its text")
         return "fetched a page over HTTP"
