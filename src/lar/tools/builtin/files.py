@@ -1,4 +1,5 @@
-"""file_read, file_write, file_patch (B1). Relative paths resolve against the workspace."""
+"""file_read, file_write, file_patch, file_move, file_delete (B1). Relative paths resolve against
+the workspace."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import ctypes
 import errno
 import fcntl
 import os
+import shutil
 import stat
 import struct
+import time
 from pathlib import Path
 from typing import Literal
 
@@ -18,6 +21,8 @@ __all__ = [
     "file_read",
     "file_write",
     "file_patch",
+    "file_move",
+    "file_delete",
     "read_outside_danger",
     "resolve_path",
     "not_a_web_address",
@@ -341,3 +346,83 @@ def file_patch(path: str, old: str, new: str, ctx: ToolContext) -> str:
         f.write(text.replace(old, new, 1))
         f.truncate()
     return f"patched {path}: replaced {len(old)} characters with {len(new)}"
+
+
+def _entry(ctx: ToolContext, path: str) -> Path:
+    """A file or folder of the workspace as named, its last part not followed: the folder it
+    is in resolved and checked (``resolve_path``), the entry itself may be a symlink (moving
+    or deleting a link moves or deletes the link)."""
+    given = Path(path.strip()).expanduser()
+    if given.name in ("", ".", ".."):
+        raise ValueError(f"{path!r} names no file or folder")
+    folder = resolve_path(ctx, str(given.parent))
+    entry = folder / given.name
+    root = ctx.workspace.resolve()
+    if entry == root:
+        raise PermissionError(f"{path!r} is the workspace itself")
+    for private in private_paths(ctx):
+        if entry == private or private in entry.parents:
+            raise PermissionError(
+                f"{path!r} is in {private}, which holds Lar's own or denied files; "
+                "tools cannot read or change it"
+            )
+    return entry
+
+
+def _move_danger(args: dict[str, object], ctx: ToolContext) -> Verdict:
+    """A move that puts a file where code runs from later needs a yes, as a write there does."""
+    return _write_danger({"path": args.get("destination", "")}, ctx)
+
+
+@tool(permission="confirm", broad=True, danger=_move_danger)
+def file_move(source: str, destination: str, ctx: ToolContext) -> str:
+    """Move or rename a file or folder.
+
+    Args:
+        source: File or folder to move, relative to the workspace.
+        destination: Its new path, or an existing folder to move it into.
+    """
+    src = _entry(ctx, source)
+    if not os.path.lexists(src):
+        raise FileNotFoundError(f"no file or folder {source!r} in {ctx.workspace}")
+    dst = _entry(ctx, destination)
+    if dst.is_dir() and not dst.is_symlink():
+        dst = dst / src.name
+    if dst == src:
+        raise ValueError(f"{source!r} is already there")
+    if src.is_dir() and not src.is_symlink() and src in dst.parents:
+        raise ValueError(f"{destination!r} is inside {source!r}; a folder cannot go into itself")
+    if os.path.lexists(dst):
+        shown = dst.relative_to(ctx.workspace.resolve())
+        raise FileExistsError(
+            f"{shown} exists; nothing was moved (move or delete it first, or choose another name)"
+        )
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(src, dst)
+    return f"moved {source} to {dst.relative_to(ctx.workspace.resolve())}"
+
+
+@tool(permission="confirm", broad=True)
+def file_delete(path: str, ctx: ToolContext) -> str:
+    """Delete a file (kept in Lar's trash, from where it can be put back).
+
+    Args:
+        path: File to delete, relative to the workspace.
+    """
+    entry = _entry(ctx, path)
+    if not os.path.lexists(entry):
+        raise FileNotFoundError(f"no file {path!r} in {ctx.workspace}")
+    if entry.is_dir() and not entry.is_symlink():
+        raise IsADirectoryError(
+            f"{path!r} is a folder; file_delete deletes files, one at a time (folder_list "
+            "lists what it holds)"
+        )
+    if ctx.home is None:
+        entry.unlink()
+        return f"deleted {path}"
+    rel = entry.relative_to(ctx.workspace.resolve())
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    kept = ctx.home / "trash" / f"{stamp}-{ctx.call_id or os.getpid()}" / rel
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(entry, kept)  # a rename; a copy and delete where the home is on another disk
+    return f"deleted {path} (kept in {kept} until you empty Lar's trash)"
