@@ -203,7 +203,7 @@ def in_english(answer: str) -> bool:
     figures. A bare value ("146.51", "notes.txt") is in no language."""
     from lar.calling.relevance import in_embedder_language
 
-    words = re.sub(r"\S*[\d./\\_@]\S*", " ", answer)
+    words = re.sub(r"\S*(?:\d|[/\\_@]|\.\w)\S*", " ", answer)
     return len(words.split()) >= 3 and in_embedder_language(words)
 
 
