@@ -74,7 +74,15 @@ class Prompter:
                 settings, listed, self.ctx, answer_mode=run.answer_mode, memory=memory,
                 summary=summary, history=view, full=full,
             )  # fmt: skip
-            request = [system, *render_history(view, settings.track, answer_mode=run.answer_mode)]
+            request = [
+                system,
+                *render_history(
+                    view,
+                    settings.track,
+                    answer_mode=run.answer_mode,
+                    name_the_language=settings.name_the_language,
+                ),  # fmt: skip
+            ]
             if run.nudge:
                 request = with_nudge(request, run.nudge)
             if not settings.n_ctx:

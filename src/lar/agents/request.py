@@ -14,6 +14,7 @@ from lar.calling.constrained import constrained_system_prompt
 from lar.calling.prompt import (
     ANSWER_MODE_TAIL,
     FAILED_TAIL,
+    LANGUAGE_TAIL,
     NEXT_STEP_TAIL,
     SKILL_PREFIX,
     SKILL_TAIL,
@@ -23,6 +24,7 @@ from lar.calling.prompt import (
     opened_skill,
     protocol_system_prompt,
 )
+from lar.calling.relevance import request_language
 from lar.tools.base import Tool, ToolContext
 from lar.tools.builtin.interaction import CHECKPOINT_KEY
 from lar.types import Message, ToolResult
@@ -108,6 +110,9 @@ class LoopSettings:
     """A3: a history longer than this is compressed (lar.agents.context.compress_messages)."""
     budget: Budget = field(default_factory=Budget)
     """Tokens and wall time the run may use (A2)."""
+    name_the_language: bool = True
+    """Text tracks: the instruction after a tool result names the request's language where it
+    is surely not English (``agent.name_the_language``)."""
 
     def full_listing(self, turn: int) -> bool:
         """Whether turn ``turn`` (1-based) of a run gets the full tool listing (X6)."""
@@ -157,7 +162,12 @@ def checkpoint_block(ctx: ToolContext) -> str:
     return f"\n\nYour notes on this task:\n{checkpoint}" if checkpoint else ""
 
 
-def render_history(history: list[Message], track: Track, *, answer_mode: bool) -> list[Message]:
+def render_history(
+    history: list[Message], track: Track, *, answer_mode: bool, name_the_language: bool = False
+) -> list[Message]:
+    """The history as the text tracks send it: tool results folded into the user's message,
+    with an instruction after them — which names the request's language when
+    ``name_the_language`` and it is surely not English (``request_language``)."""
     if track == "native":
         return history
     rendered = fold_tool_results(history)
@@ -167,10 +177,18 @@ def render_history(history: list[Message], track: Track, *, answer_mode: bool) -
         tail = ANSWER_MODE_TAIL if answer_mode else NEXT_STEP_TAIL
         if not answer_mode and opened_skill(history):
             tail = SKILL_TAIL
-        if answer_mode and failed_only(history):
+        elif answer_mode and failed_only(history):
             tail = FAILED_TAIL
+        if name_the_language and tail is not SKILL_TAIL:
+            language = request_language(_last_request(history))
+            if language is not None:
+                tail += LANGUAGE_TAIL.format(language=language)
         rendered[-1] = Message("user", rendered[-1].content + tail)
     return rendered
+
+
+def _last_request(history: Sequence[Message]) -> str:
+    return next((m.content for m in reversed(history) if m.role == "user"), "")
 
 
 def with_nudge(request: list[Message], nudge: str) -> list[Message]:
@@ -307,6 +325,7 @@ def loop_settings(
         listing_every=listing_every(config.agent.tool_listing_every, engine),
         max_messages=config.agent.max_messages,
         budget=budget,
+        name_the_language=config.agent.name_the_language,
         system_prompt=agent.system_prompt or config.agent.system_prompt or DEFAULT_SYSTEM_PROMPT,
         params=params,
         n_ctx=agent.n_ctx or engine.context_size,

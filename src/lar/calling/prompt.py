@@ -26,6 +26,7 @@ __all__ = [
     "call_text",
     "fold_tool_results",
     "ANSWER_MODE_NOTE",
+    "LANGUAGE_TAIL",
     "NO_TOOL_NOTE",
     "answer_mode_note",
     "ANSWER_MODE_TAIL",
@@ -240,6 +241,9 @@ ANSWER_MODE_TAIL = (
     "\n\nAnswer my request using this result. Do not explain how to do it; state the answer."
 )
 
+LANGUAGE_TAIL = " Write the answer in {language}."
+"""After the tail, where the request is in another language (``request_language``)."""
+
 FAILED_TAIL = (
     "\n\nThat call did not work. Answer my request without it, from what you know, or say what "
     "you could not do."
@@ -303,6 +307,8 @@ def fold_tool_results(messages: Sequence[Message]) -> list[Message]:
     return out
 
 
+_LANGUAGE_TAIL_RE = re.compile(r"Write the answer in [A-Z][a-z]+\.")
+"""``LANGUAGE_TAIL`` as a model may copy it back."""
 _ECHO_TAG_RE = re.compile(r"</?tool_(?:result|response)[^>]*>", re.I)
 _ECHO_HEADER_RE = re.compile(
     r"^[^\S\n]*+(?:(?:[-*]|\d{1,3}[.)])[^\S\n]++)?[A-Za-z_][\w.\-]*+\(.*\) returned:[^\S\n]*+$",
@@ -320,6 +326,7 @@ def clean_answer(text: str) -> str:
     for tail in (NEXT_STEP_TAIL, ANSWER_MODE_TAIL, FAILED_TAIL, SKILL_TAIL):
         tail = tail.strip()
         text = text.replace(tail, "")  # our own instruction, copied back
+    text = _LANGUAGE_TAIL_RE.sub("", text)
     if "tool_re" not in text and ") returned:" not in text:
         return text.strip()
     cleaned = _ECHO_HEADER_RE.sub("", _ECHO_TAG_RE.sub("", text))
