@@ -126,7 +126,7 @@ SURE = 0.8
 """The identifier's probability a request's language must reach to be named: on a dev draw's
 72 requests in six languages, the three it got wrong were all below it (0.26–0.76)."""
 
-_UNWORDS = re.compile(r"\S*[\d./\\_@{}]\S*")
+_UNWORDS = re.compile(r"\S*(?:\d|[/\\_@{}]|\.\w)\S*")
 """File names, paths, figures, addresses and placeholders: in no language."""
 
 
