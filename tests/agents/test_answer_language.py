@@ -1,6 +1,7 @@
-"""The request's language named after a tool result (``agent.name_the_language``): where a
-request is surely not in English, the instruction the model reads last says which language
-to answer in; for English, an unsure guess or the setting off, it names none."""
+"""The request's language named after a tool result (``agent.name_the_language``, off by
+default until ablated): where a request is surely not in English, the instruction the model
+reads last says which language to answer in; for English, an unsure guess or the setting off,
+it names none."""
 
 from __future__ import annotations
 
@@ -76,11 +77,11 @@ def _call() -> str:
 
 
 @pytest.mark.parametrize("on", [True, False])
-def test_the_loop_names_it_unless_the_config_says_not_to(
+def test_the_loop_names_it_when_the_config_says_so(
     lar_home: Path, tmp_path: Path, on: bool
 ) -> None:
-    if not on:
-        (lar_home / "config.yaml").write_text("agent:\n  name_the_language: false\n")
+    if on:
+        (lar_home / "config.yaml").write_text("agent:\n  name_the_language: true\n")
     assert load_config().agent.name_the_language is on
     engine = ScriptedEngine([_call(), "O arquivo tem 12 linhas."])
     with Agent(engine=engine, tools=[count_lines], workspace=tmp_path) as agent:

@@ -110,7 +110,7 @@ class LoopSettings:
     """A3: a history longer than this is compressed (lar.agents.context.compress_messages)."""
     budget: Budget = field(default_factory=Budget)
     """Tokens and wall time the run may use (A2)."""
-    name_the_language: bool = True
+    name_the_language: bool = False
     """Text tracks: the instruction after a tool result names the request's language where it
     is surely not English (``agent.name_the_language``)."""
 
