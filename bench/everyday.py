@@ -6,6 +6,8 @@
         # draw (src/lar/evals/draws): dev seeds 0-9999 to tune on, test seeds 10000-19999 to report
     python bench/everyday.py --draw 8 --ablate pasted_result   # each task with the model's
         # policies and without this one, both from the same prompt-cache mark, side by side
+    python bench/everyday.py --draw 8 --versus agent.name_the_language=true   # the same, for
+        # one setting changed (tools.extra='[file_move, file_delete]' offers those tools too)
     python bench/everyday.py --report evals/results/everyday.jsonl   # tables from a result file
     python bench/everyday.py --compare BEFORE.jsonl AFTER.jsonl   # both, side by side, into
                                                                   # BENCHMARKS.md
@@ -98,17 +100,19 @@ def compare(before: Path, after: Path) -> str:
     return "\n".join(lines)
 
 
-def ablation(name: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
-    """Each task with the profile and without policy ``name``, same engine, same mark: per
-    language and overall, passed, pasted answers, model calls and wall seconds; then the
-    tasks whose outcome differs."""
+def ablation(
+    title: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]], a: str = "with",
+    b: str = "without",
+) -> str:  # fmt: skip
+    """Each task run twice, same engine, same mark (``a``: as configured, ``b``: the other
+    arm): per language and overall, passed, pasted answers, English answers, model calls and
+    wall seconds; then the tasks whose outcome differs."""
     lines = [
-        f"Ablation of `{name}` (`python bench/everyday.py … --ablate {name}`): each task run "
-        "with the model's policies, then without this one, both from the same prompt-cache mark",
+        title,
         "",
-        "| language | tasks | passed with | passed without | pasted with | pasted without "
-        "| English with | English without | calls/task with | calls/task without "
-        "| wall s/task with | wall s/task without |",
+        f"| language | tasks | passed {a} | passed {b} | pasted {a} | pasted {b} "
+        f"| English {a} | English {b} | calls/task {a} | calls/task {b} "
+        f"| wall s/task {a} | wall s/task {b} |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     languages = sorted({on.get("language") or "?" for on, _ in pairs})
@@ -133,16 +137,28 @@ def ablation(name: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> s
             + " | ".join(f"{c:.1f}" if isinstance(c, float) else str(c) for c in cells)
             + " |"
         )
-    changed = [(a, b) for a, b in pairs if a["passed"] != b["passed"]]
+    changed = [(x, y) for x, y in pairs if x["passed"] != y["passed"]]
     if changed:
         lines += ["", "Tasks whose outcome differs:"]
-        for a, b in changed:
+        for x, y in changed:
             lines.append(
-                f"- {a['id']}: with {'ok' if a['passed'] else 'FAIL'}, without "
-                f"{'ok' if b['passed'] else 'FAIL'} — with: {' '.join(a['answer'].split())[:100]!r}"
-                f"; without: {' '.join(b['answer'].split())[:100]!r}"
+                f"- {x['id']}: {a} {'ok' if x['passed'] else 'FAIL'}, {b} "
+                f"{'ok' if y['passed'] else 'FAIL'} — {a}: {' '.join(x['answer'].split())[:100]!r}"
+                f"; {b}: {' '.join(y['answer'].split())[:100]!r}"
             )
     return "\n".join(lines)
+
+
+def overridden(model: Any, key: str, value: Any) -> Any:
+    """``model`` (a config) with the setting at dotted ``key`` set to ``value``, validated as
+    the config file's would be; ``KeyError`` naming a key that does not exist."""
+    first, _, rest = key.partition(".")
+    if first not in type(model).model_fields:
+        known = ", ".join(type(model).model_fields)
+        raise KeyError(f"no setting {first!r} here; known: {known}")
+    if not rest:
+        return type(model).model_validate({**model.model_dump(), first: value})
+    return model.model_copy(update={first: overridden(getattr(model, first), rest, value)})
 
 
 def _rows(path: Path) -> dict[str, dict[str, Any]]:
@@ -183,6 +199,8 @@ def main() -> int:
                         help="run the tasks in an order shuffled by SEED")  # fmt: skip
     parser.add_argument("--ablate", default=None, metavar="POLICY",
                         help="each task also without POLICY (same mark), side by side")  # fmt: skip
+    parser.add_argument("--versus", default=None, metavar="KEY=VALUE",
+                        help="each task also with this setting (a YAML value)")  # fmt: skip
     parser.add_argument("--report", type=Path, default=None, help="only print tables of a file")
     parser.add_argument(
         "--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
@@ -243,15 +261,33 @@ def main() -> int:
             "on the task before it",
             file=sys.stderr,
         )
+    arm: tuple[str, Any, Any] | None = None  # the other arm: its label, config and agent
+    if args.ablate is not None and args.versus is not None:
+        parser.error("--ablate or --versus: one other arm a run")
+    if args.resume and (args.ablate or args.versus):
+        parser.error("--ablate and --versus run every task twice; --resume does not apply")
     if args.ablate is not None:
         from lar.agents import PolicyRegistry
 
         if args.ablate not in PolicyRegistry.keys():
             parser.error(f"--ablate: no policy {args.ablate!r} (see `lar eval --help`)")
-        if args.resume:
-            parser.error("--ablate runs every task twice; --resume does not apply")
-        with_it = runner.agent
-        without = with_it.replace(policies=[f"-{args.ablate}"])
+        without = runner.agent.replace(policies=[f"-{args.ablate}"])
+        arm = (f"without {args.ablate}", runner.config, without)
+    if args.versus is not None:
+        import yaml
+
+        from lar.tools import builtin_tools, optional_tools
+
+        key, sep, raw = args.versus.partition("=")
+        if not sep:
+            parser.error(f"--versus: {args.versus!r} is not KEY=VALUE")
+        try:
+            other = overridden(runner.config, key.strip(), yaml.safe_load(raw))
+            tools = [*builtin_tools(), *optional_tools(other.tools.extra)]
+        except (KeyError, ValueError) as exc:
+            parser.error(f"--versus {args.versus}: {exc}")
+        arm = (args.versus, other, runner.agent.replace(tools=tools))
+    mine = (runner.config, runner.agent)
     sink = args.json.open("a", encoding="utf-8") if args.json is not None else None
     pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
     try:
@@ -264,13 +300,13 @@ def main() -> int:
                     if sink is not None:
                         sink.write(json.dumps(row, ensure_ascii=False) + "\n")
                         sink.flush()
-                if args.ablate is not None:
-                    runner.agent = without
+                if arm is not None:
+                    runner.config, runner.agent = arm[1], arm[2]
                     try:
                         off = {**runner.run(task).row(), "track": args.track,
-                               "extra": args.extra or [], "without": args.ablate}  # fmt: skip
+                               "extra": args.extra or [], "arm": arm[0]}  # fmt: skip
                     finally:
-                        runner.agent = with_it
+                        runner.config, runner.agent = mine
                     if sink is not None:
                         sink.write(json.dumps(off, ensure_ascii=False) + "\n")
                         sink.flush()
@@ -289,8 +325,14 @@ def main() -> int:
                         answer = " ".join(row["answer"].split())[:160]
                         print(f"- {row['id']}: {'; '.join(row['failures'])} — {answer!r}")
                 print()
-        if pairs:
-            print(ablation(args.ablate, pairs) + "\n")
+        if pairs and arm is not None:
+            how = f"--ablate {args.ablate}" if args.ablate else f"--versus {args.versus}"
+            title = (
+                f"`python bench/everyday.py … {how}`: each task run as configured, then "
+                f"{arm[0]}, both from the same prompt-cache mark"
+            )
+            b = "without" if args.ablate else "versus"
+            print(ablation(title, pairs, "as is", b) + "\n")
     finally:
         runner.close()
         if sink is not None:
