@@ -72,13 +72,18 @@ def resolve_path(ctx: ToolContext, path: str, *, outside: bool = False) -> Path:
         raise PermissionError(
             f"{path!r} is outside the workspace ({root}); this tool only changes files inside it"
         )
+    _not_private(ctx, target, path)
+    return target
+
+
+def _not_private(ctx: ToolContext, target: Path, path: str) -> None:
+    """``PermissionError`` where ``target`` is in Lar's home or a denied path."""
     for private in private_paths(ctx):
         if target == private or private in target.parents:
             raise PermissionError(
                 f"{path!r} is in {private}, which holds Lar's own or denied files; "
                 "tools cannot read or change it"
             )
-    return target
 
 
 _resolve = resolve_path
@@ -360,12 +365,7 @@ def _entry(ctx: ToolContext, path: str) -> Path:
     root = ctx.workspace.resolve()
     if entry == root:
         raise PermissionError(f"{path!r} is the workspace itself")
-    for private in private_paths(ctx):
-        if entry == private or private in entry.parents:
-            raise PermissionError(
-                f"{path!r} is in {private}, which holds Lar's own or denied files; "
-                "tools cannot read or change it"
-            )
+    _not_private(ctx, entry, path)
     return entry
 
 
