@@ -487,4 +487,18 @@ def parse(text: str, known: KnownTools | None = None, *, codeact: bool = False) 
         result = ParseResult(text=text.strip())
         result.warnings.append(f"reply of {len(text)} characters: not searched for tool calls")
         return result
-    return _Parser(text, known or {}, codeact).run()
+    result = _Parser(text, known or {}, codeact).run()
+    for call in result.calls:  # a JSON escape (``"\\udfff"``) decodes to a lone surrogate
+        call.arguments = _no_surrogates(call.arguments)
+    return result
+
+
+def _no_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE_RE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_no_surrogates(k): _no_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_surrogates(v) for v in value]
+    return value
