@@ -17,6 +17,7 @@ __all__ = [
     "too_deep",
     "nesting",
     "jsonable",
+    "no_surrogates",
     "MAX_DEPTH",
     "REPAIR_MAX_CHARS",
     "REPAIR_MAX_COST",
@@ -33,6 +34,8 @@ REPAIR_MAX_COST = 40_000
 (51 open braces before 1,700 characters: 0.8 s); this bound is about 0.35 s."""
 
 _NOT_BRACKET = re.compile(r"[^\[\]{}()]+")
+SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
+"""A lone surrogate (a broken stream, a JSON escape such as ``\\udfff``): not storable as UTF-8."""
 
 
 def nesting(text: str) -> int:
@@ -107,6 +110,17 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+def no_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return SURROGATE_RE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {no_surrogates(k): no_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [no_surrogates(v) for v in value]
+    return value
+
+
 def decode_arguments(raw: Any) -> tuple[dict[str, Any], bool]:
     """A native call's ``arguments`` (a JSON string by the OpenAI convention) → dict."""
     if isinstance(raw, dict):
@@ -115,5 +129,5 @@ def decode_arguments(raw: Any) -> tuple[dict[str, Any], bool]:
         return {}, False
     value, repaired = load_json(str(raw))
     if isinstance(value, dict):
-        return value, repaired
+        return no_surrogates(value), repaired
     return {"input": raw}, True

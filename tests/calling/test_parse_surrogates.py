@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from lar.calling.protocol import parse
+from lar.repair import decode_arguments
 
 
 def test_an_escaped_lone_surrogate_in_arguments_becomes_a_replacement_character() -> None:
@@ -14,3 +15,10 @@ def test_an_escaped_lone_surrogate_in_arguments_becomes_a_replacement_character(
     shown = json.dumps(call.arguments, ensure_ascii=False)
     shown.encode("utf-8")  # raised UnicodeEncodeError before
     assert "\ufffd" in shown
+
+
+def test_a_native_calls_arguments_lose_their_lone_surrogates_too() -> None:
+    # The engines decode native tool-call arguments with the same helper.
+    arguments, _ = decode_arguments('{"path": "notes\\udc80.txt", "tags": ["\\ud83d"]}')
+    assert arguments == {"path": "notes\ufffd.txt", "tags": ["\ufffd"]}
+    json.dumps(arguments, ensure_ascii=False).encode("utf-8")

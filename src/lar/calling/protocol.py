@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from lar.repair import jsonable, load_json, nesting, too_deep
+from lar.repair import SURROGATE_RE, jsonable, load_json, nesting, no_surrogates, too_deep
 from lar.types import ToolCall
 
 __all__ = ["ParseResult", "parse", "KnownTools"]
@@ -471,7 +471,6 @@ REPAIR_BUDGET = 24_000
 """Characters times nesting depth handed to json-repair per reply, all tries together (about
 0.25 s of its time; see ``REPAIR_MAX_CHARS``). A real reply's broken call (200 characters,
 three levels) costs 600."""
-_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 
 
 def parse(text: str, known: KnownTools | None = None, *, codeact: bool = False) -> ParseResult:
@@ -482,23 +481,12 @@ def parse(text: str, known: KnownTools | None = None, *, codeact: bool = False) 
     if not text or not text.strip():
         return ParseResult(text=text.strip() if text else "")
     # Lone surrogates (a broken stream) cannot be encoded as UTF-8 anywhere downstream.
-    text = _SURROGATE_RE.sub("\ufffd", text)
+    text = SURROGATE_RE.sub("\ufffd", text)
     if len(text) > MAX_PARSE_CHARS:
         result = ParseResult(text=text.strip())
         result.warnings.append(f"reply of {len(text)} characters: not searched for tool calls")
         return result
     result = _Parser(text, known or {}, codeact).run()
     for call in result.calls:  # a JSON escape (``"\\udfff"``) decodes to a lone surrogate
-        call.arguments = _no_surrogates(call.arguments)
+        call.arguments = no_surrogates(call.arguments)
     return result
-
-
-def _no_surrogates(value: Any) -> Any:
-    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
-    if isinstance(value, str):
-        return _SURROGATE_RE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_no_surrogates(k): _no_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_no_surrogates(v) for v in value]
-    return value
