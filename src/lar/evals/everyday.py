@@ -50,12 +50,15 @@ from lar.errors import LarError
 
 __all__ = [
     "EverydayRunner",
+    "Prepared",
     "SuiteError",
     "Task",
     "TaskResult",
     "load_tasks",
     "pasted",
     "in_english",
+    "judge",
+    "prepared",
     "score",
     "ungrounded",
 ]
@@ -347,6 +350,58 @@ def _approver(yes: bool) -> Any:
     return Approver()
 
 
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A task's ground, made ready (``prepared``): its files written, its pages served."""
+
+    workspace: Path
+    home: Path
+    """An empty Lar home of its own (memory, notes, to-dos)."""
+    request: str
+    """The request, ``{base}`` replaced by the served pages' address."""
+    before: dict[str, bytes]
+    """The workspace's files as written, for ``unchanged``."""
+
+
+@contextmanager
+def prepared(task: Task) -> Iterator[Prepared]:
+    """A fresh workspace holding the task's files (with a fixed modification time) and an empty
+    home, and its pages served on 127.0.0.1, for as long as the block runs; both removed after.
+    Lar's runner and the peers' bench (``bench/peers_everyday.py``) start every task so."""
+    with tempfile.TemporaryDirectory(prefix="lar-everyday-") as tmp, _served(task.pages) as base:
+        root = Path(tmp)
+        workspace, home = root / "ws", root / "home"
+        workspace.mkdir()
+        home.mkdir()
+        for name, content in task.files.items():
+            (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+            (workspace / name).write_text(content, encoding="utf-8")
+        for made in [*workspace.rglob("*"), workspace]:  # listings show them
+            os.utime(made, (FILES_TIME, FILES_TIME))
+        request = task.request.replace("{base}", base)
+        yield Prepared(workspace, home, request, _snapshot(workspace))
+
+
+def judge(task: Task, answer: str, results: list[str], ready: Prepared) -> dict[str, Any]:
+    """What a run of ``task`` that answered ``answer``, having seen the tool results
+    ``results``, got right: ``passed``, ``failures``, ``ungrounded``, ``pasted`` and
+    ``english`` (``TaskResult``'s fields), checked while the workspace is still there."""
+    failures = score(task, answer, ready.before, ready.workspace)
+    copied = pasted(answer, results)
+    if copied:
+        failures.append("the answer is a tool's output pasted, not an answer built from it")
+    english = task.language not in ("", "en") and in_english(answer)
+    if english:
+        failures.append(f"the answer is in English, the request in {task.language}")
+    return {
+        "passed": not failures,
+        "failures": failures,
+        "ungrounded": ungrounded(answer, [ready.request, *results]),
+        "pasted": copied,
+        "english": english,
+    }
+
+
 class EverydayRunner:
     """Runs tasks on one engine: one runner, and for each task a fresh workspace and a fresh
     Lar home (memory, notes, to-dos), so no task sees another's. The tools are the built-in
@@ -392,21 +447,8 @@ class EverydayRunner:
 
         if self.mark is not None:
             self.runner.event_loop().run_until_complete(self.engine.rewind(self.mark))
-        with (
-            tempfile.TemporaryDirectory(prefix="lar-everyday-") as tmp,
-            _served(task.pages) as base,
-        ):
-            root = Path(tmp)
-            workspace, home = root / "ws", root / "home"
-            workspace.mkdir()
-            home.mkdir()
-            for name, content in task.files.items():
-                (workspace / name).parent.mkdir(parents=True, exist_ok=True)
-                (workspace / name).write_text(content, encoding="utf-8")
-            for made in [*workspace.rglob("*"), workspace]:  # listings show them
-                os.utime(made, (FILES_TIME, FILES_TIME))
-            before = _snapshot(workspace)
-            own = self.config.model_copy(update={"home": home})
+        with prepared(task) as ready:
+            own = self.config.model_copy(update={"home": ready.home})
             memory = open_memory(own)
             for text in task.memory:  # as ``lar memory add`` stores it
                 said = statement(text)
@@ -414,12 +456,11 @@ class EverydayRunner:
             # The task's own home: the runner's config and memory are swapped for this task.
             self.runner.config, self.runner.memory = own, memory
             session = self.runner.session(
-                self.agent, workspace=workspace, approver=_approver(task.yes)
+                self.agent, workspace=ready.workspace, approver=_approver(task.yes)
             )
-            request = task.request.replace("{base}", base)
             started = time.perf_counter()
             try:
-                result = session.run(request)
+                result = session.run(ready.request)
                 answer, events = result.text, result.events
             except LarError as exc:
                 answer, events = f"[run failed: {exc}]", []
@@ -427,28 +468,18 @@ class EverydayRunner:
             session.close()
             memory.store.close()
             self.runner.memory = None
-            failures = score(task, answer, before, workspace)
+            results = [e.result.content for e in events if isinstance(e, ToolCallFinished)]
+            verdict = judge(task, answer, results, ready)
         calls = [e for e in events if isinstance(e, ModelCalled)]
-        results = [e.result.content for e in events if isinstance(e, ToolCallFinished)]
-        copied = pasted(answer, results)
-        if copied:
-            failures.append("the answer is a tool's output pasted, not an answer built from it")
-        english = task.language not in ("", "en") and in_english(answer)
-        if english:
-            failures.append(f"the answer is in English, the request in {task.language}")
         return TaskResult(
             task=task,
-            passed=not failures,
             answer=answer,
-            failures=failures,
             model_calls=len(calls),
             prompt_tokens=sum(e.usage.prompt_tokens for e in calls),
             wall_s=wall,
             tools=[e.result.name for e in events if isinstance(e, ToolCallFinished)],
             events=[str(e.code) for e in events if isinstance(e, Notice)],
-            ungrounded=ungrounded(answer, [request, *results]),
-            pasted=copied,
-            english=english,
+            **verdict,
         )
 
     def close(self) -> None:
