@@ -1,0 +1,112 @@
+"""The peers' bench (bench/peers_everyday.py): the plain tools every peer gets keep Lar's rule
+(changes need the task's yes, nothing leaves the work folder or this computer), and the
+side-by-side table counts what the rows say."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def _load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(path.stem + "_under_test", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+agent = _load(BENCH / "peers" / "agent.py")
+bench = _load(BENCH / "peers_everyday.py")
+
+
+def _tools(tmp_path: Path, yes: bool) -> tuple[dict[str, Any], list[tuple[str, str]], Path]:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    home.mkdir()
+    (ws / "notes.txt").write_text("milk\neggs\n")
+    log: list[tuple[str, str]] = []
+    tools = {fn.__name__: fn for fn in agent.plain_tools(ws, home, yes, log)}
+    return tools, log, ws
+
+
+def test_without_a_yes_no_change_is_made_and_the_result_names_the_way_to_allow_it(
+    tmp_path: Path,
+) -> None:
+    tools, log, ws = _tools(tmp_path, yes=False)
+    results = [
+        tools["write_file"]("new.txt", "x"),
+        tools["write_file"]("notes.txt", "bread\n", append=True),
+        tools["rename_file"]("notes.txt", "list.txt"),
+        tools["delete_file"]("notes.txt"),
+    ]
+    assert all(r.startswith("refused") and "--yes" in r for r in results)
+    assert sorted(p.name for p in ws.iterdir()) == ["notes.txt"]
+    assert (ws / "notes.txt").read_text() == "milk\neggs\n"
+    assert [name for name, _ in log] == ["write_file", "write_file", "rename_file", "delete_file"]
+
+
+def test_with_a_yes_the_changes_are_made(tmp_path: Path) -> None:
+    tools, _, ws = _tools(tmp_path, yes=True)
+    tools["write_file"]("notes.txt", "bread\n", append=True)
+    tools["rename_file"]("notes.txt", "sub/list.txt")
+    tools["write_file"]("gone.txt", "x")
+    tools["delete_file"]("gone.txt")
+    assert (ws / "sub" / "list.txt").read_text() == "milk\neggs\nbread\n"
+    assert not (ws / "notes.txt").exists() and not (ws / "gone.txt").exists()
+    assert "sub/list.txt" in tools["list_folder"](".", recursive=True)
+
+
+def test_nothing_outside_the_work_folder_or_this_computer_is_reached(tmp_path: Path) -> None:
+    tools, log, _ = _tools(tmp_path, yes=True)
+    (tmp_path / "secret.txt").write_text("s3cret")
+    assert tools["read_file"]("../secret.txt").startswith("error: ")
+    assert tools["delete_file"]("../secret.txt").startswith("error: ")
+    assert tools["fetch_url"]("http://example.com/").startswith("error: ")
+    assert (tmp_path / "secret.txt").exists()
+    assert all("s3cret" not in result for _, result in log)
+
+
+def test_the_memory_and_to_do_stores_keep_what_they_were_given(tmp_path: Path) -> None:
+    tools, _, _ = _tools(tmp_path, yes=False)  # the stores are not files of the work folder
+    tools["remember"]("I prefer green tea")
+    tools["add_todo"]("call the plumber")
+    assert "green tea" in tools["recall"]("which tea do I prefer")
+    assert "call the plumber" in tools["list_todos"]()
+    assert tools["add_reminder"]("dentist", "tomorrow").startswith("error: ")
+
+
+def test_the_table_counts_each_agent_per_language_and_family() -> None:
+    def row(agent_name: str, lang: str, family: str, passed: bool) -> dict[str, Any]:
+        return {"agent": agent_name, "language": lang, "category": family, "passed": passed,
+                "ungrounded": [], "pasted": not passed, "english": False,
+                "model_calls": 2, "wall_s": 10.0}  # fmt: skip
+
+    rows = [
+        row("lar", "en", "tables", True),
+        row("lar", "de", "tables", False),
+        row("pydantic-ai", "en", "tables", False),
+        row("pydantic-ai", "de", "edits", True),
+    ]
+    text = bench.side_by_side(rows, ["lar", "pydantic-ai"], "t")
+    assert "| lar | 2 | 1 (50%) | 0 | 1 | 0 | 2 | 10.0 |" in text
+    assert "| de | 0/1 | 1/1 |" in text
+    assert "| edits | – | 1/1 |" in text
+
+
+@pytest.mark.parametrize("name", ["nobody", "LAR"])
+def test_an_unknown_agent_is_named_with_the_known_ones(
+    name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["peers_everyday.py", "--draw", "1", "--agents", name])
+    with pytest.raises(SystemExit):
+        bench.main()
+    assert f"no agent {name!r}" in capsys.readouterr().err
