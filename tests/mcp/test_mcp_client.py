@@ -161,6 +161,29 @@ def test_a_hung_server_call_times_out_the_server_is_restarted_and_answers_again(
         servers.close()
 
 
+def test_the_sdks_own_request_timeout_is_a_timeout_too_and_restarts_the_server() -> None:
+    # The SDK's read bound (timeout_s + 5) is a backstop; where it ends a call before the
+    # executor's (here the tool's bound is raised past it), the call is still a timeout and
+    # the hung server is restarted, not left up to hang the next call.
+    settings = McpServerSettings(
+        command=sys.executable, args=[str(HANG)], permission="auto", timeout_s=1
+    )
+    servers = McpServers({"slow": settings})
+    try:
+        tools = servers.start()
+        for tool in tools:
+            tool.timeout_s = 60
+        engine = ScriptedEngine([_call("slow__wait", seconds=120), "It did not answer."])
+        [call] = Agent(engine=engine, tools=tools).run("Wait for the slow server.").tool_calls
+        assert not call.ok and call.error is not None and call.error.code == "timeout"
+        assert servers.servers[0].restarts >= 1 or servers.servers[0].state != "up"
+        _wait_up(servers)
+        engine2 = ScriptedEngine([_call("slow__ping"), "pong it is"])
+        assert Agent(engine=engine2, tools=tools).run("ping").tool_calls[0].result == "pong"
+    finally:
+        servers.close()
+
+
 def test_a_server_that_does_not_start_is_left_out_with_the_reason() -> None:
     servers = McpServers({"gone": McpServerSettings(command="/nonexistent/mcp-server")})
     try:

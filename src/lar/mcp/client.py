@@ -127,7 +127,9 @@ class McpServer:
                 async with contextlib.AsyncExitStack() as stack:
                     target = await self._target(stack)
                     client = await stack.enter_async_context(
-                        Client(target, read_timeout_seconds=self.settings.timeout_s)
+                        # A backstop: the executor's bound (timeout_s) ends a call first, so a
+                        # slow call is reported as a timeout and the server restarted.
+                        Client(target, read_timeout_seconds=self.settings.timeout_s + 5)
                     )
                     listed = await client.list_tools()
                     self._client, self._listed = client, list(listed.tools)
@@ -241,6 +243,9 @@ class McpServer:
             self._broken(f"a call to {tool} did not answer within {self.settings.timeout_s:g}s")
             raise
         except Exception as exc:
+            if _is_timeout(exc):  # the SDK's own bound: as hung as the one above
+                self._broken(f"a call to {tool} did not answer within {self.settings.timeout_s:g}s")
+                raise TimeoutError(f"{tool} did not answer: {exc}") from None
             if self._client is None or self.state != "up" or _is_connection(exc):
                 self._broken(_describe(exc))
                 raise RuntimeError(
@@ -272,6 +277,13 @@ class McpServer:
 def _is_connection(exc: BaseException) -> bool:
     text = f"{type(exc).__name__} {exc}".lower()
     return any(w in text for w in ("closed", "connection", "broken", "eof", "terminated"))
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    """Whether ``exc`` is the MCP SDK's "Request ... timed out" (JSON-RPC REQUEST_TIMEOUT)."""
+    from mcp_types import REQUEST_TIMEOUT
+
+    return getattr(getattr(exc, "error", None), "code", None) == REQUEST_TIMEOUT
 
 
 def _describe(exc: BaseException) -> str:
