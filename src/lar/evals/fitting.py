@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from lar.evals.draws import LANGUAGES, part_of
+from lar.evals.draws import LANGUAGES, in_turns, part_of
 from lar.evals.draws.reckoning import CONVERSIONS, UNIT_NAMES
 from lar.evals.fitting_phrases import COUNTRIES, ELEMENTS, MONEY, PHRASES, Named
 
@@ -303,20 +303,10 @@ def cases(
 ) -> list[dict[str, Any]]:
     """``per_language`` cases in each language, the kinds taking turns; each a JSON object of
     the tool-calling suite format (``lar.evals.toolcalls``)."""
-    unknown = [lang for lang in languages if lang not in LANGUAGES]
-    if unknown:
-        raise ValueError(f"no phrasing for language {unknown[0]!r}; known: {', '.join(LANGUAGES)}")
-    if per_language < 1:
-        raise ValueError("per_language must be at least 1")
-    out = []
-    for lang in languages:
-        rng = random.Random(f"fit:{seed}:{lang}")
-        made = dict.fromkeys(KINDS, 0)
-        for turn in range(per_language):
-            kind = list(KINDS)[turn % len(KINDS)]
-            made[kind] += 1
-            out.append(_case(rng, seed, lang, kind, made[kind]))
-    return out
+    return [
+        _case(rng, seed, lang, kind, n)
+        for rng, lang, kind, n in in_turns(f"fit:{seed}", KINDS, per_language, languages)
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

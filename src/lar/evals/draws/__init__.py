@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import yaml
@@ -41,6 +41,7 @@ __all__ = [
     "LANGUAGES",
     "TEST_SEEDS",
     "draw",
+    "in_turns",
     "part_of",
     "to_yaml",
 ]
@@ -81,21 +82,33 @@ FAMILIES: dict[str, Family] = {
 def draw(seed: int, *, per_language: int = 40, languages: Sequence[str] = LANGUAGES) -> list[Task]:
     """``per_language`` tasks in each language, the families taking turns (so 45 gives each of
     the nine families five tasks a language); ids read ``g{seed}-{lang}-{family}-{n}``."""
+    tasks = []
+    for rng, lang, family, n in in_turns(f"{seed}", FAMILIES, per_language, languages):
+        task = FAMILIES[family](rng, lang)
+        tasks.append(dataclasses.replace(task, id=f"g{seed}-{lang}-{family}-{n}"))
+    return tasks
+
+
+def in_turns(
+    key: str, kinds: Sequence[str], per_language: int, languages: Sequence[str]
+) -> Iterator[tuple[random.Random, str, str, int]]:
+    """For each language, ``per_language`` turns of the ``kinds`` in order: ``(rng, language,
+    kind, n)``, ``n`` counting that kind's turns from 1. Each language has its own
+    ``random.Random`` seeded from ``key`` and its name, so a draw of some languages holds the
+    same items as a draw of all of them. ``ValueError`` names an unknown language."""
     unknown = [lang for lang in languages if lang not in LANGUAGES]
     if unknown:
         raise ValueError(f"no phrasing for language {unknown[0]!r}; known: {', '.join(LANGUAGES)}")
     if per_language < 1:
         raise ValueError("per_language must be at least 1")
-    tasks = []
+    names = list(kinds)
     for lang in languages:
-        rng = random.Random(f"{seed}:{lang}")
-        made = dict.fromkeys(FAMILIES, 0)
+        rng = random.Random(f"{key}:{lang}")
+        made = dict.fromkeys(names, 0)
         for turn in range(per_language):
-            family = list(FAMILIES)[turn % len(FAMILIES)]
-            made[family] += 1
-            task = FAMILIES[family](rng, lang)
-            tasks.append(dataclasses.replace(task, id=f"g{seed}-{lang}-{family}-{made[family]}"))
-    return tasks
+            kind = names[turn % len(names)]
+            made[kind] += 1
+            yield rng, lang, kind, made[kind]
 
 
 class _Dumper(yaml.SafeDumper):
