@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import yaml
@@ -90,7 +90,7 @@ def draw(seed: int, *, per_language: int = 40, languages: Sequence[str] = LANGUA
 
 
 def in_turns(
-    key: str, kinds: Sequence[str], per_language: int, languages: Sequence[str]
+    key: str, kinds: Iterable[str], per_language: int, languages: Sequence[str]
 ) -> Iterator[tuple[random.Random, str, str, int]]:
     """For each language, ``per_language`` turns of the ``kinds`` in order: ``(rng, language,
     kind, n)``, ``n`` counting that kind's turns from 1. Each language has its own
