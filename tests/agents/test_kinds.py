@@ -3,6 +3,7 @@ inside the code), operative (state kept across runners), the registry and the co
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from lar.config import load_config
 from lar.engines.scripted import ScriptedEngine
 from lar.errors import ConfigError
 from lar.registry import RegistryError
+from lar.tools.sandbox import isolation_level
 from lar.types import Code, Notice
 
 added: list[tuple[int, int]] = []
@@ -118,6 +120,28 @@ def test_codeact_code_asks_before_it_runs(tmp_path: Path) -> None:
     result = agent.run("make a file")
     assert not (tmp_path / "made.txt").exists()
     assert result.tool_calls == []  # declined: nothing ran
+
+
+def test_codeact_code_that_only_reads_runs_without_a_yes(tmp_path: Path) -> None:
+    """No one to say yes: the code runs on a copy of the workspace, and since it changed
+    nothing its output is the answer's data (issue 45, Build 2)."""
+    if isolation_level() != "bubblewrap":
+        assert not os.environ.get("CI"), "CI installs bubblewrap (install.sh)"
+        pytest.skip("no mount namespace (bubblewrap): nothing can run on a copy")
+    added.clear()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "prices.csv").write_text("item,price\ntea,3\nbread,4\n")
+    code = (
+        "```python\nimport csv\nrows = list(csv.DictReader(open('prices.csv')))\n"
+        "print('sum', add(*[int(r['price']) for r in rows]))\n```"
+    )
+    engine = ScriptedEngine([code, "They cost 7."])
+    agent = Agent(tools=[add], engine=engine, kind="codeact", workspace=ws)
+    result = agent.run("what do the prices add up to?")
+    assert result.text == "They cost 7." and added == [(3, 4)]
+    assert "sum 7" in engine.calls[1][-1].content
+    assert sorted(p.name for p in ws.iterdir()) == ["prices.csv"]
 
 
 def test_operative_keeps_its_state_across_runners(tmp_path: Path) -> None:

@@ -220,3 +220,108 @@ def test_chat_shows_what_a_run_would_change(
     assert "Apply? [y/N]" in text
     assert not result.ok and (world["ws"] / "sub" / "b.txt").exists()
     assert os.environ.get("LAR_HOME") == str(world["lar_home"])
+
+
+# A run that changes nothing needs no yes (issue 45, Build 2): under `confirm` a staging tool
+# runs on a copy whoever approves, and only a run that would change something is asked about.
+
+
+def test_without_an_approver_a_run_that_only_reads_answers_and_asks_no_one(
+    world: dict[str, Path],  # noqa: F811
+) -> None:
+    ws = world["ws"]
+    before = tree_digest(ws)
+    result = _run(ws, world["lar_home"], None, "code_run", "len(open('a.txt').read())")
+    assert result.ok and "6" in result.content, result.content
+    assert tree_digest(ws) == before
+    assert not list((world["lar_home"] / "stage").iterdir()), "a staging copy was left behind"
+    assert not (world["lar_home"] / "undo").exists() or not list(
+        (world["lar_home"] / "undo").iterdir()
+    ), "a run that changed nothing took an undo snapshot"
+
+
+def test_without_an_approver_a_run_that_writes_or_deletes_changes_nothing(
+    world: dict[str, Path],  # noqa: F811
+) -> None:
+    ws = world["ws"]
+    before = tree_digest(ws)
+    for tool, source in [
+        ("code_run", "open('made.txt', 'w').write('x'); print('SECRET-OUTPUT')"),
+        ("code_run", "import os; os.remove('a.txt'); print('SECRET-OUTPUT')"),
+        ("shell", "echo SECRET-OUTPUT; echo x >> sub/b.txt"),
+    ]:
+        result = _run(ws, world["lar_home"], None, tool, source)
+        assert not result.ok and result.error is not None and result.error.code == "denied"
+        assert "SECRET-OUTPUT" not in result.content  # an unapproved run's output is withheld
+        assert tree_digest(ws) == before, source
+    assert not list((world["lar_home"] / "stage").iterdir())
+
+
+def test_an_approver_that_never_allows_is_not_consulted_about_a_run_that_only_reads(
+    world: dict[str, Path],  # noqa: F811
+) -> None:
+    """`lar run` without --yes: its approver refuses everything and says so (never_allows)."""
+    ws = world["ws"]
+    asked: list[str] = []
+
+    class Refuser:
+        never_allows = True
+
+        def __call__(self, call: ToolCall, tool: Any) -> bool:
+            asked.append(call.arguments["command"])
+            return False
+
+    read = _run(ws, world["lar_home"], Refuser(), "shell", "wc -l a.txt")
+    assert read.ok and "1 a.txt" in read.content and asked == []
+    wrote = _run(ws, world["lar_home"], Refuser(), "shell", "echo x > made.txt")
+    assert not wrote.ok and asked == ["echo x > made.txt"] and not (ws / "made.txt").exists()
+    assert "did not allow" in wrote.content and "creates 1 (made.txt)" in wrote.content
+
+
+def test_a_doubted_run_is_asked_about_even_when_it_changed_nothing(
+    world: dict[str, Path],  # noqa: F811
+) -> None:
+    ask = Previewer(False, world["ws"])
+    result = _run(world["ws"], world["lar_home"], ask, "shell", "rm -r nothing_here")
+    assert not result.ok and len(ask.shown) == 1
+    assert ask.shown[0] is not None and ask.shown[0].empty
+
+
+def test_a_run_nobody_approved_cannot_read_the_users_home_or_reach_the_network(
+    world: dict[str, Path],  # noqa: F811
+) -> None:
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    reached: list[bool] = []
+
+    def accept() -> None:
+        server.settimeout(5)
+        try:
+            server.accept()
+            reached.append(True)
+        except OSError:
+            pass
+
+    waiter = threading.Thread(target=accept)
+    waiter.start()
+    try:
+        source = (
+            "import socket\ntry:\n"
+            f"    socket.create_connection(('127.0.0.1', {port}), timeout=2); print('CONNECTED')\n"
+            "except OSError as e:\n    print('no network:', e)\n"
+            f"try:\n    print(open({str(world['home'] / 'notes.txt')!r}).read())\n"
+            "except OSError as e:\n    print('no home:', e)\n"
+        )
+        result = _run(world["ws"], world["lar_home"], None, "code_run", source)
+    finally:
+        waiter.join()
+        server.close()
+    assert result.ok, result.content
+    assert "no network" in result.content and "CONNECTED" not in result.content
+    assert "the user's own file" not in result.content, result.content
+    assert reached == []

@@ -18,11 +18,18 @@ from typing import Any, Literal
 
 from lar.calling.prompt import first_sentence
 from lar.tools.base import Tool, ToolContext, tool
-from lar.tools.builtin.code import NOTEBOOK_RUNNER, report, sandbox_policy, snapshot
+from lar.tools.builtin.code import (
+    NOTEBOOK_RUNNER,
+    report,
+    sandbox_policy,
+    snapshot,
+    staged_run,
+)
 from lar.tools.danger import Verdict, assess
 from lar.tools.executor import ToolExecutor
 from lar.tools.sandbox import run_sandboxed
 from lar.tools.signature import signature
+from lar.tools.staging import Staged
 from lar.types import ToolCall
 
 __all__ = ["codeact_tool", "CODEACT_TOOL", "MAX_CALLS", "function_name"]
@@ -107,7 +114,7 @@ def codeact_tool(inner: ToolExecutor) -> Tool:
         ctx: ToolContext,
         language: Literal["python"] = "python",
         timeout_s: int = 30,
-    ) -> str:
+    ) -> str | Staged:
         """Run Python with the user's tools as functions."""
         timeout_s = max(1, min(int(timeout_s), 120))
         verdict = assess(code, workspace=ctx.workspace, language="python")
@@ -136,14 +143,20 @@ def codeact_tool(inner: ToolExecutor) -> Tool:
                     value = result.content
                 return {"ok": True, "value": value}
 
+        def with_calls(text: str) -> str:
+            if calls:
+                text += "\ntool calls made by the code:\n" + "\n".join(f"- {c}" for c in calls)
+            return text
+
         argv = [sys.executable, "-c", RUNNER, code, json.dumps(table)]
         policy = sandbox_policy(ctx, timeout_s)
+        if ctx.stage:  # on a copy: what the code itself changes is asked about, if anything
+            return await staged_run(
+                argv, policy, ctx, f"python: {code}", timeout_s, answer, with_calls
+            )
         no_undo = await asyncio.to_thread(snapshot, ctx, policy, f"python: {code}")
         result = await run_sandboxed(argv, policy, answer)
-        text = report(result, timeout_s) + no_undo
-        if calls:
-            text += "\ntool calls made by the code:\n" + "\n".join(f"- {c}" for c in calls)
-        return text
+        return with_calls(report(result, timeout_s) + no_undo)
 
     return tool(
         name=CODEACT_TOOL,
@@ -153,6 +166,7 @@ def codeact_tool(inner: ToolExecutor) -> Tool:
         danger=_danger,
         broad=True,
         reads_outside=True,
+        stages=True,
     )(code_run)
 
 

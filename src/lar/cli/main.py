@@ -110,6 +110,7 @@ class _DenyAll:
     says how to give one."""
 
     how_to_allow = "run the request again with --yes, or use lar chat, which asks each time"
+    never_allows = True  # code that changes nothing still runs (lar.tools.executor)
 
     def __call__(self, call: Any, tool: Any) -> bool:
         return False

@@ -343,6 +343,7 @@ def _holds(answer: str, wanted: str) -> bool:
 def _approver(yes: bool) -> Any:
     class Approver:
         how_to_allow = "run the request again with --yes, or use lar chat, which asks each time"
+        never_allows = not yes
 
         def __call__(self, call: Any, tool: Any) -> bool:
             return yes

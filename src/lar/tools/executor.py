@@ -32,8 +32,11 @@ Approver = Callable[..., "bool | Awaitable[bool]"]
 """``(call, tool) -> bool``: asked before a ``confirm`` tool runs; True allows it. An approver
 that also takes ``changes`` (``lar.tools.staging.Changes``, a keyword) is asked instead after a
 staging tool (``Tool.stages``) ran on a copy of the workspace, with what the run would change;
-True applies the changes. One that takes ``reasons`` gets the danger warnings that made the call
-ask. An approver may be a coroutine function (the server's waits for a person's answer)."""
+True applies the changes. With no approver, or one whose ``never_allows`` attribute is True, a
+staging tool runs on a copy too: a run that changed nothing gives its result, one that changed
+something is refused and its output withheld. One that takes ``reasons`` gets the danger
+warnings that made the call ask. An approver may be a coroutine function (the server's waits
+for a person's answer)."""
 
 MAX_NESTING = 8
 DEFAULT_CLIP_CHARS = 3200  # ≈ 800 tokens at ~4 characters per token (T6)
@@ -155,8 +158,11 @@ class ToolExecutor:
         if isinstance(admitted, ToolResult):
             return admitted
         tool, kwargs, permission, why = admitted
-        stage = permission == "confirm" and tool.stages and self._previews
-        stage = stage and tool.context_param is not None
+        # A staging tool under confirm runs on a copy first where the approver previews, or
+        # where no one would say yes: a run that changed nothing (and that no danger check
+        # doubted) then needs no one's yes, and one that changed something is asked about.
+        stage = permission == "confirm" and tool.stages and tool.context_param is not None
+        stage = stage and (self._previews or _never_allows(self.approver))
         if permission == "confirm" and not stage and not await self._approve(call, tool, why):
             return self._declined(call, tool, permission, why)
         if tool.context_param:
@@ -306,14 +312,29 @@ class ToolExecutor:
     async def _apply(
         self, call: ToolCall, tool: Tool, staged: Staged, why: list[str]
     ) -> Any | ToolResult:
-        """Ask with what the staged run would change; apply it on a yes, else drop the copy."""
+        """Ask with what the staged run would change (an approver that does not preview is
+        asked plainly); apply it on a yes, else drop the copy. A run that changed nothing, and
+        that no danger check doubted (``why``), asks no one: it could not change anything."""
+        if staged.changes.empty and not why:
+            return await asyncio.to_thread(staged.apply)
+        extra = {"changes": staged.changes} if self._previews else {}
         try:
-            approved = await self._ask(call, tool, why, changes=staged.changes)
+            approved = await self._ask(call, tool, why, **extra)
         except BaseException:
             await asyncio.to_thread(staged.discard)
             raise
         if not approved:
             await asyncio.to_thread(staged.discard)
+            if not extra:  # asked plainly (or no one to ask): the usual refusal, and what it did
+                return self._fail(
+                    call,
+                    Code.DENIED,
+                    "the user did not allow this call",
+                    f"{tool.name} needs confirmation (confirm): run on a copy of the "
+                    f"workspace, it {staged.changes.summary()}. Nothing was applied and its "
+                    "output is withheld; do not retry it, answer without it or explain what "
+                    "you need",
+                )
             return self._fail(
                 call,
                 Code.DENIED,
@@ -399,6 +420,12 @@ _CALLERS_FAULT = (
 """Refusals of a call (a policy said no, a path or value was wrong): the call's fault, not a
 sign the tool is broken, so they never open its circuit breaker and block the next, fitting
 call."""
+
+
+def _never_allows(approver: Approver | None) -> bool:
+    """No approver, or one that says it refuses every call (``never_allows``: ``lar run``
+    without ``--yes``)."""
+    return approver is None or getattr(approver, "never_allows", False) is True
 
 
 def _takes(approver: Approver | None, keyword: str) -> bool:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import sys
+from collections.abc import Callable
 from typing import Any, Literal
 
 from lar.tools import undo
 from lar.tools.base import ToolContext, private_paths, tool
 from lar.tools.danger import Verdict, assess
 from lar.tools.sandbox import (
+    Bridge,
     SandboxPolicy,
     SandboxResult,
     isolation_level,
@@ -32,6 +34,7 @@ __all__ = [
     "sandbox_policy",
     "shell",
     "snapshot",
+    "staged_run",
 ]
 
 _MAX_OUTPUT = 8000
@@ -121,16 +124,24 @@ async def code_run(
     policy = sandbox_policy(ctx, timeout_s)
     what = f"{language}: {code}"
     if ctx.stage:
-        return await _staged_run(argv, policy, ctx, what, timeout_s)
+        return await staged_run(argv, policy, ctx, what, timeout_s)
     no_undo = await asyncio.to_thread(snapshot, ctx, policy, what)
     result = await run_sandboxed(argv, policy)
     return report(result, timeout_s) + no_undo
 
 
-async def _staged_run(
-    argv: list[str], policy: SandboxPolicy, ctx: ToolContext, what: str, timeout_s: int
+async def staged_run(
+    argv: list[str],
+    policy: SandboxPolicy,
+    ctx: ToolContext,
+    what: str,
+    timeout_s: int,
+    bridge: Bridge | None = None,
+    after: Callable[[str], str] | None = None,
 ) -> Staged:
-    """Run on a copy mounted at the workspace; the executor asks, then applies or discards."""
+    """Run on a copy mounted at the workspace; the executor asks, then applies or discards.
+    ``bridge`` answers the program's requests (CodeAct's tool calls); ``after`` adds to the
+    report what the program's requests did."""
     from lar.config import lar_home
 
     if isolation_level() != "bubblewrap":
@@ -140,12 +151,14 @@ async def _staged_run(
     home = ctx.home or lar_home()
     stage = await asyncio.to_thread(Stage, ctx.workspace, home, list(policy.denied_paths))
     try:
-        result = await run_sandboxed(argv, dataclasses.replace(policy, root=stage.path))
+        result = await run_sandboxed(argv, dataclasses.replace(policy, root=stage.path), bridge)
         changes = await asyncio.to_thread(stage.diff)
     except BaseException:
         await asyncio.to_thread(stage.discard)
         raise
     text = report(result, timeout_s)
+    if after is not None:
+        text = after(text)
 
     def apply() -> str:
         try:
