@@ -248,3 +248,83 @@ def test_an_answer_that_ignores_a_recalled_memory_is_asked_about_once(
     assert isinstance(verdict, Retry) is asks
     if asks:
         assert "Earlier I told you: I take my tea with honey and lemon." in verdict.nudge  # type: ignore[union-attr]
+
+
+@tool
+def circle_area(radius: float) -> str:
+    """The area of a circle.
+
+    Args:
+        radius: The radius.
+    """
+    return f"{3.141592653589793 * radius * radius:.2f}"
+
+
+@tool(broad=True)
+def general(expression: str, scale: float = 1.0) -> str:
+    """A broad tool (as Lar's own are) that takes a number.
+
+    Args:
+        expression: Anything.
+        scale: A number.
+    """
+    return expression
+
+
+def run_with(tools: list[object], steps: list[object], request: str) -> tuple[object, object]:
+    engine = ScriptedEngine(steps)  # type: ignore[arg-type]
+    agent = Agent(engine=engine, tools=tools)  # type: ignore[arg-type]
+    return agent.run(request), engine
+
+
+PROSE = "Using A = pi r^2 with r = 39.3, the area is about 4852.03 square metres."
+
+
+def test_a_figure_worked_out_in_prose_beside_a_fitting_narrow_tool_asks_for_its_call() -> None:
+    steps = [PROSE, call("circle_area", radius=39.3), "The area is 4852.03 m²."]
+    result, engine = run_with([circle_area], steps, "Área de um círculo de raio 39.3 m?")
+    assert [c.name for c in result.tool_calls] == ["circle_area"]  # type: ignore[attr-defined]
+    assert Code.UNCHECKED_FIGURE in codes(result)
+    nudge = engine.calls[1][-1].content  # type: ignore[attr-defined]
+    assert "4852.03" in nudge and "circle_area" in nudge
+    engine.assert_complete()  # type: ignore[attr-defined]
+
+
+def test_it_asks_only_once_and_the_second_prose_answer_stands() -> None:
+    steps = [PROSE, "The area is about 4852.03 square metres."]
+    result, engine = run_with([circle_area], steps, "Area of a circle of radius 39.3 m?")
+    assert result.text == "The area is about 4852.03 square metres."  # type: ignore[attr-defined]
+    assert codes(result).count(Code.UNCHECKED_FIGURE) == 1
+    engine.assert_complete()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("tools", "request_text", "answer"),
+    [
+        ("narrow", "What is a circle's area formula?", "A = pi r^2; for r = 10 it is 314.16."),
+        ("narrow", "Area of a circle of radius 39.3 m?", "I need the unit: is 39.3 in metres?"),
+        ("broad", "Area of a circle of radius 39.3 m?", PROSE),
+        ("none", "Area of a circle of radius 39.3 m?", PROSE),
+    ],
+    ids=["no-number-in-request", "only-the-requests-figures", "only-broad-tools", "no-tools"],
+)
+def test_no_call_is_asked_for_without_a_narrow_numeric_tool_and_a_worked_out_figure(
+    tools: str, request_text: str, answer: str
+) -> None:
+    offered = {"narrow": [circle_area], "broad": [general], "none": []}[tools]
+    result, engine = run_with(offered, [answer], request_text)
+    assert result.text == answer  # type: ignore[attr-defined]
+    assert len(engine.calls) == 1  # type: ignore[attr-defined]
+
+
+def test_a_list_of_numbers_counts_as_taking_numbers_and_text_does_not() -> None:
+    from lar.agents.answer_policies import takes_numbers
+    from lar.tools.base import SchemaTool
+
+    def schema(props: dict[str, object]) -> SchemaTool:
+        return SchemaTool("t", "d", {"type": "object", "properties": props}, lambda **_: "")
+
+    assert takes_numbers(schema({"xs": {"type": "array", "items": {"type": "integer"}}}))
+    assert takes_numbers(schema({"x": {"type": ["number", "null"]}}))
+    assert not takes_numbers(schema({"country": {"type": "string"}}))
+    assert takes_numbers(circle_area) and takes_numbers(general)

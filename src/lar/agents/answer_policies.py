@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from lar.agents.answers import invented_figures, without_addressed
 from lar.agents.policy import ACCEPT, Policy, Retry, Turn, Verdict, WithholdTools, builtin
 from lar.calling.prompt import tool_listing
 from lar.types import Code
+
+if TYPE_CHECKING:
+    from lar.tools.base import Tool
 
 __all__ = [
     "CopiedInstructions",
@@ -22,6 +25,7 @@ __all__ = [
     "IgnoredMemory",
     "assumed_factors",
     "files_named",
+    "takes_numbers",
 ]
 
 
@@ -121,13 +125,17 @@ class UncheckedFigure(Policy):
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
     about: ClassVar[str] = (
         "an answer after tool data with a figure that neither the data nor the user gave (a "
-        "sum worked out in the model's head): asked once to work it out with the calculator"
+        "sum worked out in the model's head): asked once to work it out with the calculator; "
+        "with no tool data, an answer working a figure out from the request's numbers while a "
+        "narrow tool taking numbers is offered: asked once for that tool's call"
     )
 
     async def before_answer(self, turn: Turn) -> Verdict:
         if not self.may_correct(turn):
             return ACCEPT
         results = list(turn.run.completed.values())
+        if not results:
+            return self._worked_out(turn)
         if CALCULATOR not in turn.tools or any(r.name == CALCULATOR and r.ok for r in results):
             return ACCEPT
         if not any(r.ok and any(ch.isdigit() for ch in r.content) for r in results):
@@ -146,6 +154,50 @@ class UncheckedFigure(Policy):
                 f'{{"expression": "..."}}}}\n</tool_call>'
             ),
         )
+
+    @staticmethod
+    def _worked_out(turn: Turn) -> Verdict:
+        """An answer with no call behind it that works a figure out from the request's numbers
+        while a narrow tool taking numbers was offered ("the area is 4852.03" beside
+        ``circle_area(radius)``): asked once for the call. Only narrow tools count: Lar's own
+        (broad) tools are general enough that an answer without them may be right."""
+        computing = [t.name for t in turn.tools.values() if not t.broad and takes_numbers(t)]
+        request = next(iter(turn.requests(1)), "")
+        if not computing or not any(ch.isdigit() for ch in request):
+            return ACCEPT
+        sent = [m.content for m in turn.request if m.content]
+        figures = invented_figures(turn.text, [turn.grounding(), *sent])
+        if not figures:
+            return ACCEPT
+        shown, names = ", ".join(figures[:3]), ", ".join(computing[:4])
+        return Retry(
+            Code.UNCHECKED_FIGURE,
+            f"the answer works out {shown} itself; offered: {names}",
+            nudge=(
+                f"You worked out {shown} yourself. Do not compute figures in your head: if one "
+                f"of your tools ({names}) computes what I asked, reply with only that call, "
+                "its arguments taken from my request. If none of them does, give your answer "
+                "again."
+            ),
+        )
+
+
+_NUMERIC = frozenset({"number", "integer", "float"})
+
+
+def takes_numbers(tool: Tool) -> bool:
+    """Whether one of ``tool``'s parameters is a number or a list of numbers."""
+    for spec in tool.parameters.get("properties", {}).values():
+        if not isinstance(spec, dict):
+            continue
+        kinds = spec.get("type")
+        items = spec.get("items")
+        item_kinds = items.get("type") if isinstance(items, dict) else None
+        for kind in (kinds, item_kinds):
+            names = kind if isinstance(kind, list) else [kind]
+            if any(k in _NUMERIC for k in names if isinstance(k, str)):
+                return True
+    return False
 
 
 CONVERTER = "convert_units"
