@@ -41,9 +41,9 @@ def _edit_during_the_run(monkeypatch: pytest.MonkeyPatch, edit: Callable[[], Non
     """The user's edits land after the copy was made and before the run ends."""
     real = code_tools.run_sandboxed
 
-    async def running(argv: list[str], policy: Any) -> Any:
+    async def running(argv: list[str], policy: Any, *bridge: Any) -> Any:
         edit()
-        return await real(argv, policy)
+        return await real(argv, policy, *bridge)
 
     monkeypatch.setattr(code_tools, "run_sandboxed", running)
 
