@@ -268,14 +268,21 @@ class ToolExecutor:
         return tool, kwargs, permission, why
 
     def _declined(
-        self, call: ToolCall, tool: Tool, permission: Permission, why: list[str]
+        self, call: ToolCall, tool: Tool, permission: Permission, why: list[str], ran: str = ""
     ) -> ToolResult:
+        """The refusal the model reads; ``ran``: what a run on a copy would have changed."""
         because = f": it {'; '.join(why)}" if why else ""
+        copy = (
+            f": run on a copy of the workspace, it {ran}. Nothing was applied and its output "
+            "is withheld"
+            if ran
+            else ""
+        )
         return self._fail(
             call,
             Code.DENIED,
             "the user did not allow this call",
-            f"{tool.name} needs confirmation ({permission}){because}; do not retry it, "
+            f"{tool.name} needs confirmation ({permission}){because}{copy}; do not retry it, "
             "answer without it or explain what you need",
         )
 
@@ -326,15 +333,7 @@ class ToolExecutor:
         if not approved:
             await asyncio.to_thread(staged.discard)
             if not extra:  # asked plainly (or no one to ask): the usual refusal, and what it did
-                return self._fail(
-                    call,
-                    Code.DENIED,
-                    "the user did not allow this call",
-                    f"{tool.name} needs confirmation (confirm): run on a copy of the "
-                    f"workspace, it {staged.changes.summary()}. Nothing was applied and its "
-                    "output is withheld; do not retry it, answer without it or explain what "
-                    "you need",
-                )
+                return self._declined(call, tool, "confirm", why, staged.changes.summary())
             return self._fail(
                 call,
                 Code.DENIED,
