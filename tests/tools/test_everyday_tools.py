@@ -184,6 +184,21 @@ def test_calculate_refuses_what_is_not_bounded_arithmetic(ws: Path, expression: 
     assert not r.ok and "calculate failed" in r.content
 
 
+def test_calculate_refuses_a_figure_that_is_not_worked_out(ws: Path) -> None:
+    """A number alone, or a name set to one, computes nothing: its "result" would let a figure
+    the model made up pass as calculated (it wrote ``total_north = 12345`` after its code
+    failed, and the answer then quoted the tool)."""
+    for expression in ("12345", "total_north_region = 12345", "-7.5"):
+        r = run(ws, "calculate", expression=expression)
+        assert not r.ok and "computes nothing" in r.content, r.content
+    assigned = run(ws, "calculate", expression="total = 3 * 4")  # the right side is worked out
+    assert assigned.ok and assigned.content.endswith("= 12")
+    code = run(ws, "calculate", expression="sum(map(lambda r: r[2], rows))")
+    assert not code.ok and "code_run" in code.content
+    program = run(ws, "calculate", expression="a = 2\nb = a * 3")
+    assert not program.ok and "code_run" in program.content
+
+
 def test_calculate_reads_the_numbers_of_a_workspace_file_it_names(ws: Path, tmp_path: Path) -> None:
     (ws / "numbers.txt").write_text("12.5\n7.25\n\n30\n0.75\n")
     (ws / "budget.md").write_text("# Budget\nrent: 850\nfood: 1,200.50\n")

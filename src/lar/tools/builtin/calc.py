@@ -6,6 +6,7 @@ listed functions; bounded powers), never by ``eval``; units are ``pint``'s.
 
 from __future__ import annotations
 
+import ast
 import bisect
 import math
 import re
@@ -58,6 +59,41 @@ def _normalized(expression: str) -> str:
         text = _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
     text = _PERCENT_OF.sub(r"(\1/100)*", text)
     return _PERCENT_END.sub(r"(\1/100)", text)
+
+
+def _computation(text: str, expression: str) -> str:
+    """``text`` as the arithmetic to do: ``total = 3 * 4`` is ``3 * 4``; a number alone, or a
+    name set to one (``total = 12345``), computes nothing, so it is refused: its "result" would
+    let a figure the model made up pass as worked out. Python code is pointed to a code tool."""
+    try:
+        tree = ast.parse(text, mode="exec")
+    except SyntaxError:
+        return text  # the evaluator says what is wrong with it
+    if len(tree.body) != 1:
+        raise ValueError(
+            f"{expression!r} is a program, not one expression: for code use code_run; here "
+            "write the arithmetic alone"
+        )
+    node = tree.body[0]
+    if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+        node = ast.Expr(node.value)
+        text = ast.get_source_segment(text, node.value) or text
+    if not isinstance(node, ast.Expr):
+        raise ValueError(f"{expression!r} is not an expression; write the arithmetic alone")
+    value = node.value
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub | ast.UAdd):
+        value = value.operand
+    if isinstance(value, ast.Constant):
+        raise ValueError(
+            f"{expression!r} computes nothing: write the arithmetic that gives the figure from "
+            "the numbers you were given"
+        )
+    if any(isinstance(n, ast.Lambda | ast.comprehension) for n in ast.walk(value)):
+        raise ValueError(
+            f"{expression!r} is Python code, not arithmetic: run code with code_run (it can "
+            "open the workspace's files), or write the numbers and + - * / here"
+        )
+    return text
 
 
 _FILE_NAME = re.compile(r"""(["']?)([\w./-]+\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w.])\1""")
@@ -129,7 +165,7 @@ def calculate(expression: str, ctx: ToolContext) -> str:
     )
 
     text, read = _with_files(expression, ctx)
-    text = _normalized(text)
+    text = _computation(_normalized(text), expression)
     # Lists too: the 1.5B writes sum([12.5, 7.25, 30]) as often as sum(12.5, 7.25, 30).
     evaluator = EvalWithCompoundTypes(functions=_FUNCTIONS, names=_NAMES)
     try:
