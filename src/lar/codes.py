@@ -41,6 +41,7 @@ class Code(StrEnum):
     INVENTED_OPTION = "invented_option"
     UNCHECKED_FIGURE = "unchecked_figure"
     UNREAD_FILE = "unread_file"
+    TABLE_BY_CODE = "table_by_code"
     LOST_TEXT = "lost_text"
     ASSUMED_FACTOR = "assumed_factor"
     IGNORED_MEMORY = "ignored_memory"

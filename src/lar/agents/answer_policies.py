@@ -4,6 +4,7 @@ head instead of by the calculator (lar.agents.policies registers the rest)."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from pathlib import Path
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CopiedInstructions",
     "UnreadFile",
+    "TableByCode",
     "UncheckedFigure",
     "AssumedFactor",
     "IgnoredMemory",
@@ -198,6 +200,127 @@ def takes_numbers(tool: Tool) -> bool:
             if any(k in _NUMERIC for k in names if isinstance(k, str)):
                 return True
     return False
+
+
+@builtin
+class TableByCode(Policy):
+    name: ClassVar[str] = "table_by_code"
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
+    about: ClassVar[str] = (
+        "a question about a table file of the workspace (CSV, TSV, a JSON list of records) "
+        "that the first calls, or an answer with a figure no one gave, try without code: asked "
+        "once for Python over the file, shown its columns (a code tool must be offered)"
+    )
+
+    async def before_calls(self, turn: Turn) -> Verdict:
+        """First calls that only read (a keyword search, ``calculate`` over a column) on a
+        question about a table: code does the filtering and sums a small model slips on. Calls
+        that change something are an edit, not a question: left alone."""
+        if turn.run.completed or not turn.calls:
+            return ACCEPT
+        tools = [turn.tools.get(c.name) for c in turn.calls]
+        if not all(t is not None and t.harmless and not _codes(t) for t in tools):
+            return ACCEPT
+        return self._by_code(turn)
+
+    async def before_answer(self, turn: Turn) -> Verdict:
+        """An answer about a table with a figure that neither the request nor a result holds
+        (a total worked out from lines a search showed), when no code ran."""
+        ran = [turn.tools.get(r.name) for r in turn.run.completed.values()]
+        if any(t is not None and _codes(t) for t in ran):
+            return ACCEPT
+        sent = [m.content for m in turn.request if m.content]
+        if not invented_figures(turn.text, [turn.grounding(), *sent]):
+            return ACCEPT
+        return self._by_code(turn)
+
+    def _by_code(self, turn: Turn) -> Verdict:
+        if not self.may_correct(turn) or turn.workspace is None:
+            return ACCEPT
+        coder = next((n for n in _CODERS if n in turn.tools), None)
+        request = next(iter(turn.requests(1)), "")
+        if coder is None:
+            return ACCEPT
+        shapes = (table_shape(turn.workspace, n) for n in files_named(request, turn.workspace))
+        tables = [t for t in shapes if t is not None]
+        if not tables:
+            return ACCEPT
+        name, rows, columns, first = tables[0]
+        used = " ".join(json.dumps(c.arguments, ensure_ascii=False) for c in turn.calls)
+        if turn.calls and Path(name).name not in used:
+            return ACCEPT  # the calls are about something else (a folder, another file)
+        shown = ", ".join(columns[:12])
+        return Retry(
+            Code.TABLE_BY_CODE,
+            f"{name} is a table ({rows} rows) and no code read it",
+            nudge=(
+                f"{name} is a table of {rows} rows with the columns {shown}; its first rows:\n"
+                + "\n".join(first)
+                + "\nCompute the answer with Python over it (pandas is there), printing the "
+                "values asked for. Reply with only this call:\n<tool_call>\n"
+                f'{{"name": "{coder}", "arguments": {{"code": "..."}}}}\n</tool_call>'
+            ),
+        )
+
+
+_CODERS = ("code_read", "code_run")
+"""The built-in tools that run Python over the workspace, the read-only one first
+(lar.tools.builtin.code): both change nothing unasked."""
+
+
+def _codes(tool: Tool) -> bool:
+    return tool.name in _CODERS or tool.stages
+
+
+_TABLE_SEPARATORS = ",;\t|"
+
+
+def table_shape(workspace: Path, name: str) -> tuple[str, int, list[str], list[str]] | None:
+    """``(name, rows, columns, first rows)`` when the workspace file ``name`` holds a table:
+    lines of delimited fields with a header (the same number of fields, two or more, on each of
+    its first lines) or a JSON list of records; None otherwise. Judged from the content, not
+    the file's suffix."""
+    try:
+        with (workspace / name).open(encoding="utf-8", errors="replace") as f:
+            text = f.read(_TABLE_PEEK)
+    except OSError:
+        return None
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            records = json.loads(text)
+        except ValueError:
+            return None
+        if isinstance(records, list) and records and all(isinstance(r, dict) for r in records):
+            keys = list(dict.fromkeys(k for r in records for k in r))
+            first = [_clip(json.dumps(r, ensure_ascii=False)) for r in records[:2]]
+            return (name, len(records), [str(k) for k in keys], first) if keys else None
+        return None
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(text) == _TABLE_PEEK:
+        lines = lines[:-1]  # the last line read may be cut
+    if len(lines) < 3:
+        return None
+    for sep in _TABLE_SEPARATORS:
+        widths = {len(next(csv.reader([ln], delimiter=sep))) for ln in lines[:6]}
+        if len(widths) == 1 and widths.pop() >= 2:
+            columns = [c.strip() for c in next(csv.reader([lines[0]], delimiter=sep))]
+            first = [_clip(ln) for ln in lines[1:3]]
+            return name, _row_count(workspace / name), columns, first
+    return None
+
+
+_TABLE_PEEK = 4096
+
+
+def _clip(line: str, width: int = 120) -> str:
+    line = line.strip()
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _row_count(path: Path) -> int:
+    with path.open("rb") as f:
+        return max(0, sum(1 for line in f if line.strip()) - 1)
 
 
 CONVERTER = "convert_units"

@@ -449,6 +449,7 @@ from lar.agents.answer_policies import (  # noqa: E402 - they register after the
     AssumedFactor,
     CopiedInstructions,
     IgnoredMemory,
+    TableByCode,
     UncheckedFigure,
     UnreadFile,
 )
@@ -461,6 +462,7 @@ DEFAULT_PROFILE: Sequence[str] = (
     ReopenedSkill.name,
     RepeatedCall.name,
     UnreadFile.name,
+    TableByCode.name,
     UngroundedValues.name,
     OffTopicCall.name,
     DoubtedValues.name,
