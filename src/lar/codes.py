@@ -39,6 +39,7 @@ class Code(StrEnum):
     UNGROUNDED_CALL = "ungrounded_call"
     OFF_TOPIC_CALL = "off_topic_call"
     INVENTED_OPTION = "invented_option"
+    PERCENT_SCALE = "percent_scale"
     UNCHECKED_FIGURE = "unchecked_figure"
     UNREAD_FILE = "unread_file"
     TABLE_BY_CODE = "table_by_code"
