@@ -82,3 +82,47 @@ def test_the_readme_question_takes_at_most_two_model_calls(lar_home: Path, tmp_p
     # file's details, not its text; docs/evals.md, "Everyday suite".)
     assert len(calls) <= 2, [(c.turn, c.policy) for c in calls]
     assert [c.arguments.get("path") for c in result.tool_calls] == ["README.md"]
+
+
+def test_a_question_about_a_table_is_answered_by_code_without_a_yes(
+    lar_home: Path, tmp_path: Path
+) -> None:
+    """Issue 45, Must show 5: a data question about a file, without --yes, answered by Python
+    over it that ran on a copy and changed nothing (so no one was asked). That such code can
+    neither write, delete nor reach the network: tests/tools/test_staging.py
+    (``test_without_an_approver_a_run_that_writes_or_deletes_changes_nothing``,
+    ``test_a_run_nobody_approved_cannot_read_the_users_home_or_reach_the_network``)."""
+    import hashlib
+    import random
+    from decimal import Decimal
+
+    from lar.tools.sandbox import isolation_level
+
+    if isolation_level() != "bubblewrap":
+        pytest.skip("code runs unasked only on a copy of the workspace, which needs bubblewrap")
+    rng = random.Random(4507)
+    regions = rng.sample(["north", "south", "east", "west", "coast", "hills"], 3)
+    rows = [(rng.choice(regions), f"item{i}", Decimal(rng.randint(100, 30000)) / 100)
+            for i in range(rng.randint(12, 20))]  # fmt: skip
+    region = rows[0][0]
+    total = sum((amount for r, _, amount in rows if r == region), Decimal(0))
+    table = "region,product,amount\n" + "".join(f"{r},{p},{a:.2f}\n" for r, p, a in rows)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "sales.csv").write_text(table)
+    before = hashlib.sha256(table.encode()).hexdigest()
+    out = subprocess.run(
+        [sys.executable, "-m", "lar", "run", "--no-memory",
+         f"What is the total amount for the {region} region in sales.csv?"],
+        capture_output=True, text=True, cwd=work, timeout=300, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"^tool: code_(run|read)\(.* ok, ", out.stderr, re.M), out.stderr
+    assert f"{total:.2f}".rstrip("0").rstrip(".") in out.stdout.replace(",", ""), (
+        total,
+        out.stdout,
+        out.stderr,
+    )
+    assert "permission" not in out.stdout  # nothing was refused, nothing asked
+    assert hashlib.sha256((work / "sales.csv").read_bytes()).hexdigest() == before
+    assert sorted(p.name for p in work.iterdir()) == ["sales.csv"]
