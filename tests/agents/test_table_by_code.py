@@ -19,18 +19,19 @@ from lar.types import Code, Notice
 RAN: list[str] = []
 
 
-@tool(read_only=True)
-def file_read(path: str) -> str:
+@tool(read_only=True, broad=True)  # as the built-ins: never judged by similarity
+def file_read(path: str, keyword: str = "") -> str:
     """Read a file.
 
     Args:
         path: The file.
+        keyword: Only the lines holding this.
     """
     RAN.append(f"file_read {path}")
     return "region,amount\nnorth,10.5\n"
 
 
-@tool(permission="confirm")
+@tool(permission="confirm", broad=True)
 def file_write(path: str, content: str) -> str:
     """Write text to a file, replacing what it held.
 
@@ -42,7 +43,18 @@ def file_write(path: str, content: str) -> str:
     return "written"
 
 
-@tool(read_only=True)
+@tool(read_only=True, broad=True)  # as the built-ins: never judged by similarity
+def calculate(expression: str) -> str:
+    """Work out arithmetic; a file's name stands for its numbers.
+
+    Args:
+        expression: The arithmetic.
+    """
+    RAN.append("calculate")
+    return f"{expression} = 10.5"
+
+
+@tool(read_only=True, broad=True)  # as the built-ins: never judged by similarity
 def code_run(code: str) -> str:
     """Run Python.
 
@@ -80,7 +92,7 @@ def codes(result: object) -> list[str]:
 
 def test_a_search_of_a_table_is_asked_once_for_code_shown_the_columns(ws: Path) -> None:
     steps = [
-        call("file_read", path="sales.csv"),
+        call("file_read", path="sales.csv", keyword="north"),
         call("code_run", code="import pandas as pd\nprint(pd.read_csv('sales.csv')...)"),
         "The north region totals 723.12.",
     ]
@@ -95,10 +107,45 @@ def test_a_search_of_a_table_is_asked_once_for_code_shown_the_columns(ws: Path) 
 
 
 def test_it_asks_only_once(ws: Path) -> None:
-    steps = [call("file_read", path="sales.csv"), call("file_read", path="sales.csv"), "10.5"]
-    result, _ = run(steps, "Total of north in sales.csv?", ws)
+    search = call("file_read", path="sales.csv", keyword="north")
+    result, _ = run([search, search, "10.5"], "Total of north in sales.csv?", ws)
     assert codes(result).count(Code.TABLE_BY_CODE) == 1
     assert RAN == ["file_read sales.csv"] and result.text == "10.5"
+
+
+def test_calculate_over_a_table_is_asked_for_code(ws: Path) -> None:
+    steps = [
+        call("calculate", expression="sum(sales.csv)"),
+        call("code_run", code="pd.read_csv('sales.csv')"),
+        "723.12",
+    ]
+    result, _ = run(steps, "Total of sales.csv?", ws, tools=[file_read, calculate, code_run])
+    assert Code.TABLE_BY_CODE in codes(result) and RAN == ["code_run"]
+
+
+def test_a_plain_read_runs_and_a_figure_worked_out_from_it_is_asked_for_code(ws: Path) -> None:
+    steps = [
+        call("file_read", path="sales.csv"),
+        "The north total is 140.7.",  # 10.5 was all the read showed: worked out in its head
+        call("code_run", code="..."),
+        "The north total is 723.12.",
+    ]
+    result, _ = run(steps, "Total of north in sales.csv?", ws)
+    assert RAN == ["file_read sales.csv", "code_run"]
+    assert Code.TABLE_BY_CODE in codes(result) and result.text == "The north total is 723.12."
+
+
+def test_a_read_before_an_edit_is_not_turned_into_code(ws: Path) -> None:
+    steps = [
+        call("file_read", path="sales.csv"),
+        call("file_read", path="sales.csv"),  # more_calls asks whether "and" needs more: no
+        call("file_write", path="sales.csv", content="region,amount\nnorth,10.5\nwest,7\n"),
+        "Added.",
+        "Added.",
+    ]
+    result, engine = run(steps, "Add the row west,7 at the end of sales.csv", ws)
+    assert RAN == ["file_read sales.csv", "file_write sales.csv"]
+    assert Code.TABLE_BY_CODE not in codes(result)
 
 
 def test_a_figure_worked_out_without_any_call_is_asked_for_code(ws: Path) -> None:
@@ -110,7 +157,11 @@ def test_a_figure_worked_out_without_any_call_is_asked_for_code(ws: Path) -> Non
 @pytest.mark.parametrize(
     ("steps", "request_", "why"),
     [
-        ([call("code_run", code="..."), "723.12"], "Total of north in sales.csv?", "code first"),
+        (
+            [call("code_run", code="pd.read_csv('sales.csv')"), "723.12"],
+            "Total of north in sales.csv?",
+            "code first",
+        ),
         (
             [call("file_write", path="sales.csv", content="a,b\n"), "Done.", "Done."],
             "Write the text a,b to the file sales.csv",
@@ -155,5 +206,25 @@ def test_table_shape_reads_the_content_not_the_suffix(tmp_path: Path) -> None:
     assert table_shape(tmp_path, "b.data") == ("b.data", 2, ["x", "y", "z"], ["1\t2\t3", "4\t5\t6"])
     shape = table_shape(tmp_path, "c.json")
     assert shape is not None and shape[:3] == ("c.json", 2, ["who", "amount"])
-    for name in ("d.csv", "e.txt", "f.json", "missing.csv"):
+    (tmp_path / "g.js").write_text("'use strict';\nconst a = 1;\nconst b = 2;\nf(a, b);\n")
+    (tmp_path / "h.md").write_text("| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n")
+    (tmp_path / "i.txt").write_text("1,200\n3,400\n5,600\n")  # numbers, no header
+    (tmp_path / "j.json").write_text("[" * 100_000 + "]" * 100_000)
+    for name in ("d.csv", "e.txt", "f.json", "missing.csv", "g.js", "h.md", "i.txt", "j.json"):
         assert table_shape(tmp_path, name) is None, name
+    # a byte-order mark is not part of the first column's name
+    (tmp_path / "k.csv").write_bytes("\ufeffid,name\n1,a\n2,b\n".encode())
+    assert table_shape(tmp_path, "k.csv") == ("k.csv", 2, ["id", "name"], ["1,a", "2,b"])
+    # a JSON list longer than the first lines peeked at is still read
+    big = [{"who": f"person {i}", "amount": i} for i in range(400)]
+    (tmp_path / "l.json").write_text(json.dumps(big, indent=1))
+    shape = table_shape(tmp_path, "l.json")
+    assert shape is not None and shape[1:3] == (400, ["who", "amount"])
+
+
+def test_a_table_outside_the_workspace_is_not_read(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "secret.csv").write_text("user,password\nana,hunter2\nrui,swordfish\n")
+    assert table_shape(ws, "../secret.csv") is None
+    assert table_shape(ws, str(tmp_path / "secret.csv")) is None

@@ -26,6 +26,12 @@ IN_PERCENT = {
 }
 AS_DECIMAL = {"properties": {"rate": {"type": "number", "description": "the rate as a decimal"}}}
 PLAIN = {"properties": {"rate": {"type": "number", "description": "the yearly rate"}}}
+MENTIONS = {  # a percent sign or "ratio" in a description says nothing about the scale
+    "properties": {
+        "amount": {"type": "number", "description": "the amount; a 1% fee is added"},
+        "ratio": {"type": "number", "description": "the compression ratio"},
+    }
+}
 
 
 def test_percent_figures_in_several_languages() -> None:
@@ -33,6 +39,7 @@ def test_percent_figures_in_several_languages() -> None:
     assert percent_figures("à 4,5 % par an, puis 12 %") == [4.5, 12.0]
     assert percent_figures("年利率4.5％") == [4.5]
     assert percent_figures("1,234 items, 2026-01-03") == []
+    assert percent_figures("up 1,000,000% and 4,500 %") == [1000000.0]  # 4,500: ambiguous
 
 
 @pytest.mark.parametrize(
@@ -62,6 +69,8 @@ def test_percent_figures_in_several_languages() -> None:
         (AS_DECIMAL, {"rate": 0.045}, "à 4,5 % par an", {}),
         (AS_DECIMAL, {"rate": 0.5}, "0.5% a year", {}),  # at or under 1: could be either
         (PLAIN, {"rate": 0.045}, "at 4.5%", {}),  # the schema does not say: left as written
+        (MENTIONS, {"amount": 0.2}, "Send 0.2 BTC and tip 20%", {}),
+        (MENTIONS, {"ratio": 20}, "compress at 20% of the size", {}),
     ],
 )
 def test_rescaled_percents(schema: dict, args: dict, request_: str, fixed: dict) -> None:  # type: ignore[type-arg]

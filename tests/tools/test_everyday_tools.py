@@ -195,6 +195,9 @@ def test_calculate_refuses_a_figure_that_is_not_worked_out(ws: Path) -> None:
     assert assigned.ok and assigned.content.endswith("= 12")
     code = run(ws, "calculate", expression="sum(map(lambda r: r[2], rows))")
     assert not code.ok and "code_run" in code.content
+    kept = run(ws, "calculate", expression="sum([x * 2 for x in [1, 2, 3]])")  # as before
+    assert kept.ok and kept.content.endswith("= 12"), kept.content
+    assert "empty" in run(ws, "calculate", expression=" ").content
     program = run(ws, "calculate", expression="a = 2\nb = a * 3")
     assert not program.ok and "code_run" in program.content
 

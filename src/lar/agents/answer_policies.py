@@ -1,14 +1,16 @@
 """The policies about the answer a user gets on everyday requests: an answer that only copies
-Lar's instructions, a file the request names left unread, a figure worked out in the model's
-head instead of by the calculator (lar.agents.policies registers the rest)."""
+Lar's instructions, a file the request names left unread, a question about a table file tried
+without code, a figure worked out in the model's head instead of by the calculator
+(lar.agents.policies registers the rest)."""
 
 from __future__ import annotations
 
 import csv
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from lar.agents.answers import invented_figures, without_addressed
 from lar.agents.policy import ACCEPT, Policy, Retry, Turn, Verdict, WithholdTools, builtin
@@ -213,13 +215,16 @@ class TableByCode(Policy):
     )
 
     async def before_calls(self, turn: Turn) -> Verdict:
-        """First calls that only read (a keyword search, ``calculate`` over a column) on a
-        question about a table: code does the filtering and sums a small model slips on. Calls
-        that change something are an edit, not a question: left alone."""
+        """First calls that compute or search over a table (``calculate`` on a column, a read
+        with a keyword): code does the filtering and sums a small model slips on. A plain read
+        is left alone (an edit or "show me" starts with one; a figure worked out from it is
+        caught at the answer), and so is any call that changes something."""
         if turn.run.completed or not turn.calls:
             return ACCEPT
         tools = [turn.tools.get(c.name) for c in turn.calls]
         if not all(t is not None and t.harmless and not _codes(t) for t in tools):
+            return ACCEPT
+        if not any(c.name == CALCULATOR or _searches(c.arguments) for c in turn.calls):
             return ACCEPT
         return self._by_code(turn)
 
@@ -272,45 +277,77 @@ def _codes(tool: Tool) -> bool:
     return tool.name in _CODERS or tool.stages
 
 
+def _searches(arguments: Mapping[str, Any]) -> bool:
+    """A call that looks for something in a file (a keyword, a pattern) rather than reading
+    it: more than one of its text arguments is set, or its only one is not a file name."""
+    texts = [v for v in arguments.values() if isinstance(v, str) and v.strip()]
+    return len(texts) > 1 or (len(texts) == 1 and not _PATHLIKE.fullmatch(texts[0].strip()))
+
+
 _TABLE_SEPARATORS = ",;\t|"
 
 
 def table_shape(workspace: Path, name: str) -> tuple[str, int, list[str], list[str]] | None:
     """``(name, rows, columns, first rows)`` when the workspace file ``name`` holds a table:
-    lines of delimited fields with a header (the same number of fields, two or more, on each of
-    its first lines) or a JSON list of records; None otherwise. Judged from the content, not
-    the file's suffix."""
+    lines of delimited fields under a header of distinct, non-empty, not only numeric names
+    (the same number of fields, two or more, on each of its first lines) or a JSON list of
+    records; None otherwise, and for a file outside the workspace. Judged from the content,
+    not the file's suffix."""
+    path = (workspace / name).resolve()
     try:
-        with (workspace / name).open(encoding="utf-8", errors="replace") as f:
+        if not path.is_relative_to(workspace.resolve()) or not path.is_file():
+            return None
+        with path.open(encoding="utf-8-sig", errors="replace") as f:
             text = f.read(_TABLE_PEEK)
+            if text.lstrip().startswith("["):
+                text += f.read(_JSON_PEEK - _TABLE_PEEK)
     except OSError:
         return None
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        try:
-            records = json.loads(text)
-        except ValueError:
-            return None
-        if isinstance(records, list) and records and all(isinstance(r, dict) for r in records):
-            keys = list(dict.fromkeys(k for r in records for k in r))
-            first = [_clip(json.dumps(r, ensure_ascii=False)) for r in records[:2]]
-            return (name, len(records), [str(k) for k in keys], first) if keys else None
-        return None
+    if text.lstrip().startswith("["):
+        return _records(name, text)
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if len(text) == _TABLE_PEEK:
         lines = lines[:-1]  # the last line read may be cut
     if len(lines) < 3:
         return None
     for sep in _TABLE_SEPARATORS:
-        widths = {len(next(csv.reader([ln], delimiter=sep))) for ln in lines[:6]}
-        if len(widths) == 1 and widths.pop() >= 2:
-            columns = [c.strip() for c in next(csv.reader([lines[0]], delimiter=sep))]
+        try:
+            rows = list(csv.reader(lines[:6], delimiter=sep))
+        except csv.Error:
+            continue
+        widths = {len(row) for row in rows}
+        columns = [c.strip() for c in rows[0]]
+        if len(widths) == 1 and len(columns) >= 2 and _header(columns):
             first = [_clip(ln) for ln in lines[1:3]]
-            return name, _row_count(workspace / name), columns, first
+            return name, _row_count(path), columns, first
     return None
 
 
+def _header(columns: list[str]) -> bool:
+    """Column names: none empty, no two alike, not all of them numbers."""
+    numeric = all(re.fullmatch(r"[-+\d.,\s%]+", c) for c in columns)
+    return all(columns) and len(set(columns)) == len(columns) and not numeric
+
+
+def _records(name: str, text: str) -> tuple[str, int, list[str], list[str]] | None:
+    try:
+        records = json.loads(text)
+    except (ValueError, RecursionError):
+        return None  # cut at the peek's end, or not JSON
+    if not isinstance(records, list) or not records:
+        return None
+    if not all(isinstance(r, dict) for r in records):
+        return None
+    keys = list(dict.fromkeys(str(k) for r in records for k in r))
+    first = [_clip(json.dumps(r, ensure_ascii=False)) for r in records[:2]]
+    return (name, len(records), keys, first) if keys else None
+
+
 _TABLE_PEEK = 4096
+_JSON_PEEK = 1 << 20
+"""A JSON list is read whole up to 1 MiB (a cut one cannot be parsed); a delimited file only
+for its first lines."""
+_COUNT_CAP = 64 << 20
 
 
 def _clip(line: str, width: int = 120) -> str:
@@ -319,8 +356,15 @@ def _clip(line: str, width: int = 120) -> str:
 
 
 def _row_count(path: Path) -> int:
+    """Data rows (lines but the header), counted over the first 64 MiB at most."""
+    lines = seen = 0
     with path.open("rb") as f:
-        return max(0, sum(1 for line in f if line.strip()) - 1)
+        for line in f:
+            seen += len(line)
+            lines += bool(line.strip())
+            if seen > _COUNT_CAP:
+                break
+    return max(0, lines - 1)
 
 
 CONVERTER = "convert_units"

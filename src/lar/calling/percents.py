@@ -16,14 +16,30 @@ from typing import Any
 
 __all__ = ["percent_figures", "rescaled_percents"]
 
-_PERCENT = re.compile(r"(?<![\d.,])(\d+(?:[.,]\d+)?)\s?[%％]")
-_SAYS_PERCENT = re.compile(r"percent|percentage|\bpct\b|%|％", re.I)
-_SAYS_FRACTION = re.compile(r"\bdecimal\b|\bfraction\b|\bratio\b|0\.\d+ for \d+", re.I)
+_PERCENT = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+(?![\d,])|\d+(?:[.,]\d+)?)\s?[%％]")
+_NAMED_PERCENT = re.compile(r"percent|\bpct\b", re.I)
+"""In a parameter's name (``rate_percent``, ``tip_pct``)."""
+_SAYS_PERCENT = re.compile(
+    r"\bin percent|\bpercentage\b|\bas a percent|\b\d+ for \d+(?:[.,]\d+)?\s?[%％]", re.I
+)
+"""In its description: "in percent", "a percentage", "5 for 5 %"."""
+_SAYS_FRACTION = re.compile(r"\bdecimal\b|\bfraction\b|\b0\.\d+ for \d+(?:[.,]\d+)?\s?[%％]", re.I)
+"""In its description: "as a decimal", "a fraction", "0.05 for 5 %"."""
 
 
 def percent_figures(text: str) -> list[float]:
-    """The figures ``text`` writes with a percent sign, a decimal comma read as a point."""
-    return [float(m.group(1).replace(",", ".")) for m in _PERCENT.finditer(text)]
+    """The figures ``text`` writes with a percent sign, a decimal comma read as a point
+    (``4,5 %``). Groups of three after commas are thousands (``1,000,000%``); one such group
+    (``4,500 %``: 4.5 in German, 4500 in English) is left out as ambiguous."""
+    out = []
+    for m in _PERCENT.finditer(text):
+        figure = m.group(1)
+        if re.fullmatch(r"\d{1,3}(?:,\d{3})+", figure):
+            if figure.count(",") > 1:
+                out.append(float(figure.replace(",", "")))
+            continue
+        out.append(float(figure.replace(",", ".")))
+    return out
 
 
 def _same(a: float, b: float) -> bool:
@@ -37,11 +53,12 @@ def _scale(name: str, spec: Mapping[str, Any]) -> str | None:
         isinstance(kinds, list) and {"number", "integer"} & set(kinds)
     ):
         return None
-    text = f"{name.replace('_', ' ')} {spec.get('description', '')}"
-    fraction, percent = _SAYS_FRACTION.search(text), _SAYS_PERCENT.search(text)
-    if fraction and kinds != "integer":
-        return "fraction"  # "the rate as a decimal (0.05 for 5 %)": both words, the decimal rules
-    return "percent" if percent else None
+    description = str(spec.get("description", ""))
+    if _SAYS_FRACTION.search(description) and kinds != "integer":
+        return "fraction"  # "the rate as a decimal (0.05 for 5 %)"
+    if _NAMED_PERCENT.search(name) or _SAYS_PERCENT.search(description):
+        return "percent"
+    return None
 
 
 def rescaled_percents(

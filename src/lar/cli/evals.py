@@ -20,8 +20,8 @@ __all__ = ["eval_command"]
 TRACKS = ("native", "protocol", "constrained")
 
 POLICY_NAMES = (
-    "invented_tool", "invented_option", "reopened_skill", "repeated_call", "unread_file",
-    "ungrounded_values",
+    "invented_tool", "percent_scale", "invented_option", "reopened_skill", "repeated_call",
+    "unread_file", "table_by_code", "ungrounded_values",
     "off_topic", "doubted_values", "more_calls", "lost_text", "assumed_factor",
     "made_up_result", "pasted_result", "described_call",
     "copied_instructions", "unchecked_figure", "ignored_memory",

@@ -64,15 +64,18 @@ def _normalized(expression: str) -> str:
 def _computation(text: str, expression: str) -> str:
     """``text`` as the arithmetic to do: ``total = 3 * 4`` is ``3 * 4``; a number alone, or a
     name set to one (``total = 12345``), computes nothing, so it is refused: its "result" would
-    let a figure the model made up pass as worked out. Python code is pointed to a code tool."""
+    let a figure the model made up pass as worked out. A program or a lambda is pointed to a
+    code tool."""
     try:
         tree = ast.parse(text, mode="exec")
     except SyntaxError:
         return text  # the evaluator says what is wrong with it
+    if not tree.body:
+        raise ValueError("the expression is empty: write the arithmetic to work out")
     if len(tree.body) != 1:
         raise ValueError(
-            f"{expression!r} is a program, not one expression: for code use code_run; here "
-            "write the arithmetic alone"
+            f"{expression!r} is a program, not one expression: run code with a code tool "
+            "(code_run), if you have one; here write the arithmetic alone"
         )
     node = tree.body[0]
     if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
@@ -88,10 +91,10 @@ def _computation(text: str, expression: str) -> str:
             f"{expression!r} computes nothing: write the arithmetic that gives the figure from "
             "the numbers you were given"
         )
-    if any(isinstance(n, ast.Lambda | ast.comprehension) for n in ast.walk(value)):
+    if any(isinstance(n, ast.Lambda) for n in ast.walk(value)):
         raise ValueError(
-            f"{expression!r} is Python code, not arithmetic: run code with code_run (it can "
-            "open the workspace's files), or write the numbers and + - * / here"
+            f"{expression!r} is Python code, not arithmetic: run code with a code tool "
+            "(code_run), if you have one, or write the numbers and + - * / here"
         )
     return text
 
