@@ -171,3 +171,34 @@ def test_a_request_that_grows_after_fitting_is_fitted_again(tmp_path: Path) -> N
             tokens = sum(asyncio.run(counter.count([m.content for m in request])))
             assert tokens + PER_MESSAGE * (len(request) + 1) + reserve <= n_ctx, pad
         agent.close()
+
+
+def test_a_long_run_of_large_results_gives_way_oldest_first_and_keeps_the_newest() -> None:
+    """One run, no earlier rounds to drop: five reads of 1,800 characters each are more than a
+    2,048-token window holds. The earlier results are left out whole, each replaced by a line
+    that says so, until the request fits; the newest stays as it was (a run failed with
+    "request (4126 tokens) exceeds the available context size" before)."""
+    from lar.types import ToolCall
+
+    history = [Message("user", "Sum the amounts in the five files.")]
+    for i in range(5):
+        call = ToolCall(f"c{i}", "file_read", {"path": f"part{i}.json"})
+        history += [
+            Message("assistant", "", tool_calls=[call]),
+            Message("tool", f"{i}: " + "x" * 1800, tool_call_id=f"c{i}", name="file_read"),
+        ]
+    counter = TokenCounter()
+    fitted = asyncio.run(
+        fit(
+            counter=counter, n_ctx=2048, reserve=512, system="You are Lar.", history=history,
+            memory=MemoryParts([], [], ""), tools=[], listing=lambda ts: "",
+        )
+    )  # fmt: skip
+    assert sum(fitted.tokens.values()) <= 2048 - 512
+    results = [m for m in fitted.history if m.role == "tool"]
+    assert len(results) == 5 and results[-1].content == history[-1].content  # newest kept
+    gone = [m for m in results if m.content.startswith("[the result of file_read")]
+    assert gone and gone == results[: len(gone)]  # oldest first, whole messages
+    assert "left out to fit the context window" in gone[0].content
+    assert history[2].content.startswith("0: xxx")  # the run's own history is not changed
+    assert any("earlier tool results of this run left out" in e.detail for e in fitted.events)

@@ -10,13 +10,17 @@ degraded, always in this order:
 2. memory: recalled memories are dropped from the lowest score up, then index lines from the end;
 3. tools: the tools least related to the request are hidden (tools the run already used stay).
 
-A message is never cut in the middle. Every degradation is reported with the tokens before and
-after (``ContextCompressed`` events). Tokens are counted by the model's tokenizer when the
-engine has one (llama.cpp's ``/tokenize``), else estimated at 3.5 characters a token.
+A message is never cut in the middle. When the rounds kept are still over the window (one long
+run of large results), the run's earlier tool results give way whole, oldest first, each to a
+line saying what was left out; the newest result stays. Every degradation is reported with the
+tokens before and after (``ContextCompressed`` events). Tokens are counted by the model's
+tokenizer when the engine has one (llama.cpp's ``/tokenize``), else estimated at 3.5 characters
+a token.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import re
@@ -143,6 +147,15 @@ def rounds(history: Sequence[Message]) -> list[list[Message]]:
         else:
             out[-1].append(m)
     return out
+
+
+def _left_out(message: Message) -> str:
+    """What stands for a tool result left out to fit the window: which call, how long."""
+    what = f"the result of {message.name}" if message.name else "this tool result"
+    return (
+        f"[{what} ({len(message.content)} characters) was left out to fit the context "
+        "window; call it again if it is still needed]"
+    )
 
 
 def shorten(text: str, width: int) -> str:
@@ -310,7 +323,34 @@ async def fit(
     # tool left): the history gives way after all.
     if sum(need.values()) > available and dropped_n == 0 and len(all_rounds) > KEEP_ROUNDS:
         await cut_history()
+
+    # 5. still over: the rounds kept are this run's own (a long run of large results).
+    events += await _leave_out_results(kept_history, need, available, needs, mem, shown, summary)
+    limits = allocate(available, need)
     return Fitted(kept_history, mem, shown, summary, events, need, limits, dropped_n)
+
+
+async def _leave_out_results(
+    history: list[Message],
+    need: dict[str, int],
+    available: int,
+    needs: Any,
+    *parts: Any,
+) -> list[ContextCompressed]:
+    """While the request is over the window, the run's earlier tool results give way whole,
+    oldest first, each to a line saying so; the newest result, what the next step works from,
+    is kept. ``history`` and ``need`` are updated in place; the event, if any was left out."""
+    before, left_out = need["history"], 0
+    for i in [i for i, m in enumerate(history) if m.role == "tool"][:-1]:
+        if sum(need.values()) <= available:
+            break
+        history[i] = dataclasses.replace(history[i], content=_left_out(history[i]))
+        left_out += 1
+        need.update(await needs(history, *parts))
+    if not left_out:
+        return []
+    detail = f"{left_out} earlier tool results of this run left out"
+    return [ContextCompressed("history", before, need["history"], detail)]
 
 
 @dataclass(slots=True)
