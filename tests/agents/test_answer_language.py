@@ -1,5 +1,5 @@
-"""The request's language named after a tool result (``agent.name_the_language``, off by
-default until ablated): where a request is surely not in English, the instruction the model
+"""The request's language named after a tool result (``agent.name_the_language``, on by
+default since a dev-draw comparison): where a request is surely not in English, the instruction the model
 reads last says which language to answer in; for English, an unsure guess or the setting off,
 it names none."""
 
@@ -80,9 +80,9 @@ def _call() -> str:
 def test_the_loop_names_it_when_the_config_says_so(
     lar_home: Path, tmp_path: Path, on: bool
 ) -> None:
-    if on:
-        (lar_home / "config.yaml").write_text("agent:\n  name_the_language: true\n")
-    assert load_config().agent.name_the_language is on
+    if not on:
+        (lar_home / "config.yaml").write_text("agent:\n  name_the_language: false\n")
+    assert load_config().agent.name_the_language is on  # on by default
     engine = ScriptedEngine([_call(), "O arquivo tem 12 linhas."])
     with Agent(engine=engine, tools=[count_lines], workspace=tmp_path) as agent:
         result = agent.run("Quantas linhas tem o arquivo relatorio.txt?")

@@ -300,7 +300,13 @@ def test_a_profile_and_its_edits_choose_the_policies() -> None:
     native_only = {"repeated_call"}
     assert names(default) == [n for n in DEFAULT_PROFILE if n not in native_only]
     native = names(resolve_policies(None, None, "native", default=DEFAULT_PROFILE))
-    assert native == ["invented_tool", "reopened_skill", "repeated_call", "lost_text"]  # by track
+    assert native == [
+        "invented_tool",
+        "percent_scale",
+        "reopened_skill",
+        "repeated_call",
+        "lost_text",
+    ]
     profile = ["described_call", "off_topic"]
     assert names(resolve_policies(profile, None, "protocol", default=DEFAULT_PROFILE)) == profile
     edited = resolve_policies(profile, ["-off_topic", "+more_calls"], "protocol", default=())
