@@ -68,3 +68,35 @@ def test_a_request_no_tool_fits_gets_an_answer_that_does_not_claim_a_tool_ran(
     text = result.text.lower()
     assert "cervantes" in text, result.text
     assert "get_weather" not in text and "sunny" not in text and "18 c" not in text
+
+
+@pytest.mark.parametrize(
+    ("language", "file", "question"),
+    [
+        ("pt", "compras.txt", "Qual é o maior número em compras.txt?"),
+        ("es", "gastos.txt", "¿Cuál es el número más alto en gastos.txt?"),
+        ("de", "ausgaben.txt", "Was ist die größte Zahl in ausgaben.txt?"),
+    ],
+)
+def test_a_question_about_a_file_is_answered_in_its_own_language(
+    lar_home: Path, tmp_path: Path, language: str, file: str, question: str
+) -> None:
+    """Issue 45, Must show 7: the value from the file, in the request's language (Lar names it
+    after the tool result: ``agent.name_the_language``, on by default). The numbers are drawn
+    from a seed; the judge is the draws' own: an answer is English when the frequent-word count
+    and py3langid both say so (``lar.evals.everyday.in_english``)."""
+    import random
+
+    from lar.evals.everyday import in_english
+    from lar.tools import builtin_tools
+
+    rng = random.Random(f"45-{language}")
+    numbers = [round(rng.uniform(10, 999), 2) for _ in range(rng.randint(8, 14))]
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / file).write_text("".join(f"{n:.2f}\n" for n in numbers))
+    with Agent(tools=builtin_tools(), workspace=work, approver=lambda c, t: False) as agent:
+        result = agent.run(question)
+    text = result.text
+    assert f"{max(numbers):.2f}".rstrip("0").rstrip(".") in text.replace(",", "."), text
+    assert not in_english(text), text
