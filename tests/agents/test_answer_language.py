@@ -1,7 +1,7 @@
 """The request's language named after a tool result (``agent.name_the_language``, on by
-default since a dev-draw comparison): where a request is surely not in English, the instruction the model
-reads last says which language to answer in; for English, an unsure guess or the setting off,
-it names none."""
+default since a dev-draw comparison): where a request is surely not in English, the
+instruction the model reads last says which language to answer in; for English, an unsure
+guess or the setting off, it names none."""
 
 from __future__ import annotations
 
