@@ -12,7 +12,7 @@ import pytest
 from _fakes import call
 
 from lar import Agent, tool
-from lar.agents.answer_policies import table_shape
+from lar.agents.table_policies import table_shape
 from lar.engines.scripted import ScriptedEngine
 from lar.types import Code, Notice
 

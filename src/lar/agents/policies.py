@@ -37,7 +37,6 @@ from lar.calling.corrections import (
     ungrounded_nudge,
 )
 from lar.calling.native import extract_calls
-from lar.calling.percents import rescaled_percents
 from lar.calling.prompt import call_text, this_requests_calls, this_requests_results
 from lar.calling.relevance import OffTopic, invented_options
 from lar.tools.executor import tool_names
@@ -103,34 +102,6 @@ class InventedOption(Policy):
         return ChangeCalls(
             Code.INVENTED_OPTION,
             f"left out, found nowhere in the conversation: {', '.join(dropped)}",
-            calls=tuple(changed),
-        )
-
-
-@builtin
-class PercentScale(Policy):
-    name: ClassVar[str] = "percent_scale"
-    about: ClassVar[str] = (
-        "a percentage of the request passed on the other scale than the parameter says it "
-        "takes (0.045 for 4.5 % to a rate in percent, 4.5 to one taken as a decimal): put on "
-        "the parameter's scale"
-    )
-
-    async def before_calls(self, turn: Turn) -> Verdict:
-        request = " ".join(turn.requests(1))
-        changed, said = [], []
-        for call in turn.calls:
-            tool = turn.tools.get(call.name)
-            fixed = rescaled_percents(tool.parameters, call.arguments, request) if tool else {}
-            if fixed:
-                said += [f"{call.name} {k}={call.arguments[k]!r} → {v!r}" for k, v in fixed.items()]
-                call = dataclasses.replace(call, arguments={**call.arguments, **fixed})
-            changed.append(call)
-        if not said:
-            return ACCEPT
-        return ChangeCalls(
-            Code.PERCENT_SCALE,
-            f"a percentage put on its parameter's scale: {', '.join(said)}",
             calls=tuple(changed),
         )
 
@@ -478,12 +449,13 @@ from lar.agents.answer_policies import (  # noqa: E402 - they register after the
     AssumedFactor,
     CopiedInstructions,
     IgnoredMemory,
-    TableByCode,
     UncheckedFigure,
     UnreadFile,
 )
 from lar.agents.edit_policies import LostText  # noqa: E402
 from lar.agents.skill_policies import ReopenedSkill  # noqa: E402
+from lar.agents.table_policies import TableByCode  # noqa: E402
+from lar.agents.value_policies import PercentScale  # noqa: E402
 
 DEFAULT_PROFILE: Sequence[str] = (
     InventedTool.name,
