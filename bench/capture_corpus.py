@@ -9,6 +9,7 @@ what the models really wrote, so the corpus can be refreshed when the prompt or 
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import sys
@@ -92,5 +93,16 @@ async def main() -> None:
         await engine.aclose()
 
 
+def _arguments() -> None:
+    argparse.ArgumentParser(
+        description=(
+            "Run every prompt of this script through both embedded models (the default and the "
+            "tiny one), with two tool sets, and print one JSON line per raw reply to stdout, for "
+            "the parser corpus in tests/calling/corpus/. Loads each model: minutes on 2 cores."
+        )
+    ).parse_args()
+
+
 if __name__ == "__main__":
+    _arguments()
     asyncio.run(main())
