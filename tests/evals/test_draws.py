@@ -331,6 +331,7 @@ def test_a_page_question_is_answered_by_what_the_page_says(seed: int) -> None:
         kind, fields = read_back(task)
         [(path, page)] = task.pages.items()
         assert fields["url"] == "{base}" + path and not task.files
+        assert task.yes  # served on 127.0.0.1, which web_scan asks before reaching
         rows = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td></tr>", page)
         prices = {
             html.unescape(item): Fraction(int(re.sub(r"\D", "", price)), 100)

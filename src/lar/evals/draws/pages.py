@@ -109,7 +109,8 @@ def _page(name: str, items: list[tuple[str, Decimal]], address: str, lang: str) 
 
 
 def web_page(rng: random.Random, lang: str) -> Task:
-    """A shop's page and one question about it; the answer carries the value read there."""
+    """A shop's page and one question about it; the answer carries the value read there. The
+    task allows calls that need a yes (see the end)."""
     kind = rng.choice(list(PAGES[lang]))
     # words long enough not to hide inside the page's other words ("rio" in "horário"), and
     # none inside another, so an answer naming one item never names a second by accident
@@ -133,4 +134,7 @@ def web_page(rng: random.Random, lang: str) -> Task:
     else:
         truth = code
     pages = {page: _page(rng.choice(NAMES[lang]), items, address, lang)}
-    return make_task("web_page", lang, request, {"has": [truth]}, pages=pages)
+    # The page stands for a site on the web, but it is served on 127.0.0.1, and Lar asks before
+    # reaching a loopback or private address (web_scan's guard): allowed, the task measures
+    # reading the page, as a peer's fetch (which has no such guard) does; nothing can change.
+    return make_task("web_page", lang, request, {"has": [truth]}, pages=pages, yes=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from lar.tools.base import Tool, ToolRegistry
 from lar.tools.builtin.calc import calculate, convert_units
 from lar.tools.builtin.code import code_read, code_run, shell
+from lar.tools.builtin.dates import calendar
 from lar.tools.builtin.files import file_delete, file_move, file_patch, file_read, file_write
 from lar.tools.builtin.folders import file_find, folder_list
 from lar.tools.builtin.interaction import ask_user, update_working_checkpoint
@@ -35,7 +36,7 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     schedule,
 )
 
-OPTIONAL_TOOLS: tuple[Tool, ...] = (code_read, file_move, file_delete)
+OPTIONAL_TOOLS: tuple[Tool, ...] = (code_read, file_move, file_delete, calendar)
 """Built in but not offered unless ``tools.extra`` names them: each joins the default set only
 once an ablation on generated draws shows it helps (docs/evals.md)."""
 

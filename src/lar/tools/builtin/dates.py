@@ -1,0 +1,93 @@
+"""calendar: the day of the week of a date, the days from one date to another, and the date and
+time now in a time zone — figures a small model gets wrong in its head (a weekday is a sum over
+centuries; a span crosses leap years). Dates are read as people write them, in any language
+``dateparser`` knows ("5 de julho de 2034", "29. Mai 1992", "2035年9月15日"), and the result
+says how each was read (ISO), so a misread date is seen at once. It reads the clock and nothing
+else, so it runs without asking.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from lar.tools.base import ToolContext, tool
+
+__all__ = ["calendar", "read_date"]
+
+_ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def _named(day: dt.date) -> str:
+    """The weekday in English whatever the process's locale (``%A`` follows it)."""
+    return _WEEKDAYS[day.weekday()]
+
+
+def read_date(text: str, now: dt.datetime | None = None) -> dt.date:
+    """The calendar date ``text`` names: ISO first, then ``dateparser`` on the whole text, then
+    the first date found inside it (a date with words around it); "today", "tomorrow" from
+    ``now``. ``ValueError`` naming the text when none is found."""
+    import dateparser
+    from dateparser.search import search_dates
+
+    written = text.strip().strip("\"'“”«»")
+    if not written:
+        raise ValueError("no date given; write it as YYYY-MM-DD or as the request wrote it")
+    iso = _ISO.match(written)
+    if iso:
+        try:
+            return dt.date.fromisoformat(iso.group(0))
+        except ValueError:
+            raise ValueError(f"{iso.group(0)!r} is not a date in the calendar") from None
+    settings: dict[str, object] = {"PREFER_DAY_OF_MONTH": "first"}
+    if now is not None:
+        settings["RELATIVE_BASE"] = now
+    found = dateparser.parse(written, settings=settings)
+    if found is None:
+        hits = search_dates(written, settings=settings)
+        found = hits[0][1] if hits else None
+    if found is None:
+        raise ValueError(f"cannot read {text!r} as a date; write it as YYYY-MM-DD")
+    day: dt.date = found.date()
+    return day
+
+
+def _zone(name: str, ctx: ToolContext) -> ZoneInfo | None:
+    chosen = name.strip() or ctx.timezone or ""
+    if not chosen:
+        return None
+    try:
+        return ZoneInfo(chosen)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"unknown time zone {name!r}; write an IANA name such as Europe/Lisbon, "
+            "America/New_York or Asia/Tokyo"
+        ) from None
+
+
+@tool(read_only=True, broad=True)
+def calendar(ctx: ToolContext, date: str = "today", until: str = "", zone: str = "") -> str:
+    """Weekday of a date, days between two dates, or today's date and time in a time zone.
+
+    Args:
+        date: A date as the request writes it ("May 29, 1992", "2035-09-15"), or "today".
+        until: A second date: the days from date to it are counted.
+        zone: An IANA time zone (Europe/Lisbon) for today and the time now there.
+    """
+    tz = _zone(zone, ctx)
+    now = dt.datetime.now(tz)
+    base = now.replace(tzinfo=None)
+    first = read_date(date, base)
+    said = f"{first.isoformat()} is a {_named(first)}"
+    if until.strip():
+        second = read_date(until, base)
+        said = (
+            f"from {first.isoformat()} ({_named(first)}) to {second.isoformat()} "
+            f"({_named(second)}): {(second - first).days} days"
+        )
+    if first == now.date() or zone.strip():
+        where = f" in {tz.key}" if tz is not None else ""
+        said += f"; now{where}: {_named(now.date())} {now:%Y-%m-%d %H:%M} (UTC{now:%z})"
+    return said

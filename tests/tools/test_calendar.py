@@ -1,0 +1,88 @@
+"""calendar: weekdays and spans computed, never guessed; dates read in the languages Lar's users
+write; a date it cannot read is an error naming it, never a made-up day."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from lar.evals.draws.locale import long_date
+from lar.tools.base import ToolContext
+from lar.tools.builtin import optional_tools
+from lar.tools.builtin.dates import read_date
+from lar.tools.executor import ToolExecutor
+from lar.types import ToolCall, ToolResult
+
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def run(ws: Path, timezone: str | None = None, **args: object) -> ToolResult:
+    asked: list[str] = []
+
+    def approver(call: ToolCall, tool: object) -> bool:
+        asked.append(call.name)
+        return False
+
+    executor = ToolExecutor(optional_tools(["calendar"]), approver=approver)
+    try:
+        ctx = ToolContext(workspace=ws, timezone=timezone)
+        result = asyncio.run(executor.run(ToolCall("c", "calendar", dict(args)), ctx))
+    finally:
+        executor.close()
+    assert asked == []  # reads the clock only: nobody is asked
+    return result
+
+
+@pytest.mark.parametrize("lang", ["en", "pt", "es", "de", "fr", "zh"])
+def test_dates_written_out_in_each_language_are_read_as_that_day(lang: str) -> None:
+    rng = random.Random(f"calendar-{lang}")
+    for _ in range(25):
+        day = date(1950, 1, 1) + timedelta(days=rng.randint(0, 120 * 365))
+        assert read_date(long_date(day, lang)) == day, long_date(day, lang)
+        assert read_date(day.isoformat()) == day
+
+
+def test_a_date_inside_words_is_found() -> None:
+    assert read_date("el 3 de marzo de 2001") == date(2001, 3, 3)
+    assert read_date("on 2024-02-29, please") == date(2024, 2, 29)
+
+
+def test_weekday_and_span_are_computed(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    for _ in range(20):
+        first = date(1900, 1, 1) + timedelta(days=rng.randint(0, 60_000))
+        second = first + timedelta(days=rng.randint(-3000, 3000))
+        one = run(tmp_path, date=first.isoformat())
+        assert one.ok and one.content == f"{first.isoformat()} is a {WEEKDAYS[first.weekday()]}"
+        span = run(tmp_path, date=first.isoformat(), until=second.isoformat())
+        assert span.ok
+        assert f": {(second - first).days} days" in span.content
+        assert f"({WEEKDAYS[second.weekday()]})" in span.content
+
+
+def test_today_in_a_zone_reads_the_clock_there(tmp_path: Path) -> None:
+    result = run(tmp_path, zone="Asia/Tokyo")
+    now = datetime.now(ZoneInfo("Asia/Tokyo"))
+    assert result.ok
+    assert "now in Asia/Tokyo:" in result.content and "UTC+0900" in result.content
+    assert now.strftime("%Y-%m-%d") in result.content or (
+        (now - timedelta(minutes=1)).strftime("%Y-%m-%d") in result.content
+    )
+    # no zone given: the user's (scheduler.timezone)
+    mine = run(tmp_path, timezone="America/Sao_Paulo", date="today")
+    assert mine.ok and "now in America/Sao_Paulo:" in mine.content
+
+
+def test_what_it_cannot_read_is_an_error_naming_it(tmp_path: Path) -> None:
+    bad = run(tmp_path, date="the day after the flood")
+    assert not bad.ok and "the day after the flood" in bad.content
+    assert "YYYY-MM-DD" in bad.content
+    invalid = run(tmp_path, date="2023-02-30")
+    assert not invalid.ok and "2023-02-30" in invalid.content
+    zone = run(tmp_path, zone="Mars/Olympus")
+    assert not zone.ok and "Mars/Olympus" in zone.content and "IANA" in zone.content
