@@ -173,6 +173,40 @@ def test_a_denied_call_is_explained_with_how_to_allow_it() -> None:
     assert "run it again with --yes" in result.text
 
 
+def test_the_model_reads_how_to_allow_a_denied_call() -> None:
+    engine = ScriptedEngine([call("send_mail", to="bob@example.com", body="hi"), "Done!"])
+    agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."), approver=Deny())
+    agent.run("Mail bob@example.com saying hi")
+    [refusal] = [m.content for m in engine.calls[1] if "send_mail needs confirmation" in m.content]
+    assert "To allow it, the user can run it again with --yes." in refusal
+
+
+SPANISH = "No envié el correo: necesita tu permiso. Para permitirlo, ejecútalo de nuevo con --yes."
+
+
+def test_an_answer_that_says_how_to_allow_in_its_own_language_gets_no_english_account() -> None:
+    mail = call("send_mail", to="bob@example.com", body="hola")
+    said = ScriptedEngine([mail, SPANISH])
+    agent = Agent(engine=said, tools=TOOLS, workspace=Path("."), approver=Deny())
+    assert agent.run("Envía un correo a bob@example.com que diga hola").text == SPANISH
+    # without the flag, the account is added, in English, as before
+    unsaid = ScriptedEngine([mail, "No envié el correo: necesita tu permiso."])
+    agent = Agent(engine=unsaid, tools=TOOLS, workspace=Path("."), approver=Deny())
+    text = agent.run("Envía un correo a bob@example.com que diga hola").text
+    assert "send_mail was not run: it needs your permission" in text
+
+
+def test_the_account_of_a_failure_is_kept_even_when_the_answer_names_the_flag() -> None:
+    broken = ToolResult(
+        "c1", "broken", "{}", ok=False, error=ToolError("backend down", "", Code.TOOL_ERROR)
+    )
+    checked = check_answer(
+        "No pude buscarlo; prueba con --yes.", addressed=[], said=[], results=[broken],
+        how="run it again with --yes",
+    )  # fmt: skip
+    assert "broken did not work" in checked.text
+
+
 def test_a_run_out_of_turns_after_a_denied_call_still_says_how_to_allow_it() -> None:
     mail = call("send_mail", to="bob@example.com", body="hi")
     engine = ScriptedEngine([mail, call("send_mail", to="bob@example.com", body="hi!")] * 3)

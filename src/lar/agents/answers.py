@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from lar.tools.executor import data_of_failure
+from lar.tools.executor import DEFAULT_HOW_TO_ALLOW, data_of_failure, how_to_allow
 from lar.types import Code, Message, Notice, ToolResult
 
 __all__ = [
@@ -38,19 +38,6 @@ __all__ = [
 
 SHINGLE = 6
 """Consecutive words that make a copy: long enough that ordinary phrasing does not match."""
-
-DEFAULT_HOW_TO_ALLOW = "allow it when Lar asks, or change its permission in config.yaml"
-
-
-def how_to_allow(approver: object) -> str:
-    """The approver's ``how_to_allow`` (on it, or on the object of a bound method), else the
-    default: each front end says how its user gives a yes."""
-    for owner in (approver, getattr(approver, "__self__", None)):
-        how = getattr(owner, "how_to_allow", None)
-        if isinstance(how, str):
-            return how
-    return DEFAULT_HOW_TO_ALLOW
-
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -198,6 +185,20 @@ def unrun_calls(
     return list(reversed(found))
 
 
+_FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")
+
+
+def _says_how(answer: str, unrun: Sequence[Unrun], how: str) -> bool:
+    """Whether the answer already tells the user how to allow what was not run, in whatever
+    language it is written: every call was only refused for want of a yes, and the answer
+    carries each of the front end's own flags (``--yes``). Lar's account, in English, is then
+    not added to an answer in the user's language. A front end whose way is not a flag
+    (``allow it when Lar asks``) always gets the account."""
+    flags = _FLAG.findall(how)
+    denied = all(u.code == Code.DENIED and "credential" not in u.text for u in unrun)
+    return bool(flags) and denied and all(f in answer for f in flags)
+
+
 def invented_figures(answer: str, sources: Iterable[str]) -> list[str]:
     """Figures in ``answer`` that appear in none of ``sources`` (the user's words, tool data).
 
@@ -252,7 +253,7 @@ def check_answer(
         if not text.strip():
             own = all(u.code == Code.NOT_POSSIBLE for u in unrun)  # says so itself
             text = account if own else "I could not do this here. " + account
-        elif account not in text:
+        elif account not in text and not _says_how(text, unrun, how):
             text = f"{text}\n\n({account})"
     elif not text.strip():
         found = [r for r in results if r.ok]

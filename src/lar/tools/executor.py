@@ -26,7 +26,7 @@ from lar.types import Code, ToolCall, ToolError, ToolResult
 
 _STRICTNESS = {"auto": 0, "auth": 1, "confirm": 2}
 
-__all__ = ["ToolExecutor", "Approver", "DEFAULT_CLIP_CHARS"]
+__all__ = ["ToolExecutor", "Approver", "DEFAULT_CLIP_CHARS", "DEFAULT_HOW_TO_ALLOW", "how_to_allow"]
 
 Approver = Callable[..., "bool | Awaitable[bool]"]
 """``(call, tool) -> bool``: asked before a ``confirm`` tool runs; True allows it. An approver
@@ -283,7 +283,8 @@ class ToolExecutor:
             Code.DENIED,
             "the user did not allow this call",
             f"{tool.name} needs confirmation ({permission}){because}{copy}; do not retry it, "
-            "answer without it or explain what you need",
+            "answer without it or explain what you need. To allow it, the user can "
+            f"{how_to_allow(self.approver)}.",
         )
 
     async def _call(
@@ -419,6 +420,19 @@ _CALLERS_FAULT = (
 """Refusals of a call (a policy said no, a path or value was wrong): the call's fault, not a
 sign the tool is broken, so they never open its circuit breaker and block the next, fitting
 call."""
+
+
+DEFAULT_HOW_TO_ALLOW = "allow it when Lar asks, or change its permission in config.yaml"
+
+
+def how_to_allow(approver: object) -> str:
+    """The approver's ``how_to_allow`` (on it, or on the object of a bound method), else the
+    default: each front end says how its user gives a yes."""
+    for owner in (approver, getattr(approver, "__self__", None)):
+        how = getattr(owner, "how_to_allow", None)
+        if isinstance(how, str):
+            return how
+    return DEFAULT_HOW_TO_ALLOW
 
 
 def _never_allows(approver: Approver | None) -> bool:
