@@ -40,6 +40,7 @@ class Code(StrEnum):
     OFF_TOPIC_CALL = "off_topic_call"
     INVENTED_OPTION = "invented_option"
     PERCENT_SCALE = "percent_scale"
+    FIGURES_WITHOUT_DATA = "figures_without_data"
     UNCHECKED_FIGURE = "unchecked_figure"
     UNREAD_FILE = "unread_file"
     TABLE_BY_CODE = "table_by_code"

@@ -219,15 +219,32 @@ def test_a_run_out_of_turns_after_a_denied_call_still_says_how_to_allow_it() -> 
 
 
 def test_figures_after_every_call_failed_are_replaced_by_what_did_not_run() -> None:
-    engine = ScriptedEngine([call("broken", q="Lisbon weather"), "Sunny, 25 C and 40% humidity."])
+    made_up = "Sunny, 25 C and 40% humidity."
+    engine = ScriptedEngine([call("broken", q="Lisbon weather"), made_up, made_up])
     agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."))
     result = agent.run("What's the weather in Lisbon?")
+    # asked once (figures_without_data), the model gave the figures again
+    assert "so 25, 40 comes from nowhere" in engine.calls[2][-1].content
     assert "25" not in result.text and "Sunny" not in result.text
     assert result.text.startswith("I could not do this here. broken did not work")
     assert "backend unreachable" in result.text
 
     codes = [getattr(e, "code", None) for e in result.events]
     assert Code.INVENTED_RESULT in codes
+
+
+def test_figures_after_every_call_failed_are_asked_about_once_in_the_requests_language() -> None:
+    honest = "No pude consultar el tiempo de Lisboa: la herramienta no funcionó."
+    lisbon = call("broken", q="Lisboa")
+    engine = ScriptedEngine([lisbon, lisbon, "Soleado, 25 °C.", honest])
+    agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."))
+    result = agent.run("¿Qué tiempo hace hoy en Lisboa, por favor?")
+    [nudge] = [r[-1].content for r in engine.calls if "comes from nowhere" in r[-1].content]
+    assert "so 25 comes from nowhere. Answer again in Spanish" in nudge
+    assert result.text.startswith(honest) and "25" not in result.text
+    assert "broken did not work" in result.text  # what did not run is still said
+    codes = [getattr(e, "code", None) for e in result.events]
+    assert Code.FIGURES_WITHOUT_DATA in codes and Code.INVENTED_RESULT not in codes
 
 
 def test_a_failed_tools_advice_to_the_model_is_left_out_of_the_account() -> None:

@@ -455,7 +455,7 @@ from lar.agents.answer_policies import (  # noqa: E402 - they register after the
 from lar.agents.edit_policies import LostText  # noqa: E402
 from lar.agents.skill_policies import ReopenedSkill  # noqa: E402
 from lar.agents.table_policies import TableByCode  # noqa: E402
-from lar.agents.value_policies import PercentScale  # noqa: E402
+from lar.agents.value_policies import FiguresWithoutData, PercentScale  # noqa: E402
 
 DEFAULT_PROFILE: Sequence[str] = (
     InventedTool.name,
@@ -472,6 +472,7 @@ DEFAULT_PROFILE: Sequence[str] = (
     LostText.name,
     AssumedFactor.name,
     MadeUpResult.name,
+    FiguresWithoutData.name,
     PastedResult.name,
     DescribedCall.name,
     CopiedInstructions.name,

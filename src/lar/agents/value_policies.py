@@ -1,17 +1,21 @@
-"""The policy about a value's scale: a percentage the request gives, passed to a tool on the
-other scale than its parameter says it takes (lar.calling.percents), is put on that scale before
-the call runs (lar.agents.policies registers the rest)."""
+"""The policies about values: a percentage the request gives, passed to a tool on the other
+scale than its parameter says it takes (lar.calling.percents), is put on that scale before the
+call runs; figures in an answer after every call of the request failed, which nobody gave, are
+asked about once (lar.agents.policies registers the rest)."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import ClassVar
 
-from lar.agents.policy import ACCEPT, ChangeCalls, Policy, Turn, Verdict, builtin
+from lar.agents.answers import invented_figures
+from lar.agents.policy import ACCEPT, ChangeCalls, Policy, Retry, Turn, Verdict, builtin
 from lar.calling.percents import rescaled_percents
+from lar.calling.prompt import failed_only
+from lar.calling.relevance import request_language
 from lar.types import Code
 
-__all__ = ["PercentScale"]
+__all__ = ["PercentScale", "FiguresWithoutData"]
 
 
 @builtin
@@ -39,4 +43,35 @@ class PercentScale(Policy):
             Code.PERCENT_SCALE,
             f"a percentage put on its parameter's scale: {', '.join(said)}",
             calls=tuple(changed),
+        )
+
+
+@builtin
+class FiguresWithoutData(Policy):
+    name: ClassVar[str] = "figures_without_data"
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
+    about: ClassVar[str] = (
+        "every call of the request failed or was refused, yet the answer gives figures nobody "
+        "gave (today's temperature, a price): asked once to say, in the request's language, "
+        "what could not be found and why, with no figure; an answer that still has one is "
+        "replaced by the account of what did not run (lar.agents.answers)"
+    )
+
+    async def before_answer(self, turn: Turn) -> Verdict:
+        if not self.may_correct(turn) or not failed_only(turn.history):
+            return ACCEPT
+        figures = invented_figures(turn.text, [turn.grounding()])
+        if not figures:
+            return ACCEPT
+        language = request_language(next(iter(turn.requests(1)), ""))
+        written = f" in {language}" if language else ""
+        shown = ", ".join(figures[:3])
+        return Retry(
+            Code.FIGURES_WITHOUT_DATA,
+            f"every call failed, yet the answer gave figures no one gave ({shown})",
+            nudge=(
+                f"No tool gave any data for my request: every call failed or was not allowed, "
+                f"so {shown} comes from nowhere. Answer again{written}: say plainly what you "
+                "could not find or do, and why, with no figure I did not give you."
+            ),
         )
