@@ -77,6 +77,19 @@ def test_through_the_executor_local_addresses_need_a_yes(site: str, tmp_path: Pa
     assert r.error is not None and r.error.code == "refused"
 
 
+def test_an_address_nothing_answers_on_says_so_plainly(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a loopback port nothing listens on once closed
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    call = ToolCall("c", "web_scan", {"url": f"http://127.0.0.1:{port}/page"})
+    ctx = ToolContext(workspace=tmp_path)
+    r = asyncio.run(ToolExecutor([web_scan], approver=lambda c, t: True).run(call, ctx))
+    assert r.error is not None
+    assert "could not reach 127.0.0.1" in r.error.detail and "no network" in r.error.detail
+
+
 def test_simplify_collapses_whitespace() -> None:
     assert simplify_html("<p>a\n\n   b</p><p></p><div>c</div>") == "a b\nc"
 

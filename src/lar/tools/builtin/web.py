@@ -149,6 +149,24 @@ def web_scan(url: str) -> str:
     # Redirects are followed by hand: each target is checked as the first URL was, so a public
     # page cannot bounce the fetch to the user's own services without a yes.
     local_ok = is_local(urlparse(url).hostname or "")  # the first URL was confirmed if local
+    try:
+        kind, text, final = _fetch(url, local_ok)
+    except httpx.ConnectError as exc:
+        host = urlparse(url).hostname or url
+        raise ConnectionError(
+            f"could not reach {host} ({exc}): this machine may have no network, or the address "
+            "is wrong"
+        ) from None
+    if "html" in kind or text.lstrip().lower().startswith(("<!doctype html", "<html")):
+        text = simplify_html(text, final)
+    limit = _MAX_CHARS
+    if len(text) > limit:
+        text = text[:limit] + f"\n[page truncated: {len(text) - limit} more characters]"
+    return text
+
+
+def _fetch(url: str, local_ok: bool) -> tuple[str, str, str]:
+    """The page's content type, text and final URL, redirects followed by hand."""
     headers = {"User-Agent": "lar/0.1 (web_scan)"}
     with httpx.Client(follow_redirects=False, timeout=15.0) as client:
         for _ in range(_MAX_REDIRECTS + 1):
@@ -176,9 +194,4 @@ def web_scan(url: str) -> str:
                 break
         else:
             raise RuntimeError(f"more than {_MAX_REDIRECTS} redirects; stopped at {url}")
-    if "html" in kind or text.lstrip().lower().startswith(("<!doctype html", "<html")):
-        text = simplify_html(text, str(response.url))
-    limit = _MAX_CHARS
-    if len(text) > limit:
-        text = text[:limit] + f"\n[page truncated: {len(text) - limit} more characters]"
-    return text
+    return kind, text, str(response.url)
