@@ -50,6 +50,9 @@ def test_dates_written_out_in_each_language_are_read_as_that_day(lang: str) -> N
 def test_a_date_inside_words_is_found() -> None:
     assert read_date("el 3 de marzo de 2001") == date(2001, 3, 3)
     assert read_date("on 2024-02-29, please") == date(2024, 2, 29)
+    # words around a date neither hide it nor make a date of their own ("o dia", "semana")
+    assert read_date("o dia 17 de março de 1977") == date(1977, 3, 17)
+    assert read_date("Em que dia da semana cai o dia 5 de julho de 2034?") == date(2034, 7, 5)
 
 
 def test_weekday_and_span_are_computed(tmp_path: Path) -> None:

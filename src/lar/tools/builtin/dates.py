@@ -17,6 +17,8 @@ from lar.tools.base import ToolContext, tool
 __all__ = ["calendar", "read_date"]
 
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
+_MAX_WORDS = 6
+"""The most words a written date takes ("le 1er mai 2031", "17 de março de 1977")."""
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
@@ -44,7 +46,7 @@ def read_date(text: str, now: dt.datetime | None = None) -> dt.date:
     settings: dict[str, object] = {"PREFER_DAY_OF_MONTH": "first"}
     if now is not None:
         settings["RELATIVE_BASE"] = now
-    found = dateparser.parse(written, settings=settings)
+    found = _full_date(written, settings) or dateparser.parse(written, settings=settings)
     if found is None:
         hits = search_dates(written, settings=settings)
         found = hits[0][1] if hits else None
@@ -52,6 +54,27 @@ def read_date(text: str, now: dt.datetime | None = None) -> dt.date:
         raise ValueError(f"cannot read {text!r} as a date; write it as YYYY-MM-DD")
     day: dt.date = found.date()
     return day
+
+
+def _full_date(text: str, settings: dict[str, object]) -> dt.datetime | None:
+    """The longest run of words in ``text`` that is a whole date (day, month and year, the day
+    and year written as figures in it), so words around it ("o dia 17 de março de 1977")
+    neither hide it nor become part of it."""
+    import dateparser
+
+    words = [w.strip("?!,;:¿¡()\"'“”«»") for w in text.split()]
+    words = [w for w in words if w]
+    strict = {**settings, "STRICT_PARSING": True}
+    for size in range(min(len(words), _MAX_WORDS), 0, -1):
+        for start in range(len(words) - size + 1):
+            run = " ".join(words[start : start + size])
+            if not re.search(r"\d", run):
+                continue
+            found: dt.datetime | None = dateparser.parse(run, settings=strict)
+            figures = {int(f) for f in re.findall(r"\d+", run)}
+            if found is not None and {found.year, found.day} <= figures:
+                return found  # a date made up around a stray word has figures of its own
+    return None
 
 
 def _zone(name: str, ctx: ToolContext) -> ZoneInfo | None:
