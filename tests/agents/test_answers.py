@@ -189,6 +189,13 @@ def test_an_answer_that_says_how_to_allow_in_its_own_language_gets_no_english_ac
     said = ScriptedEngine([mail, SPANISH])
     agent = Agent(engine=said, tools=TOOLS, workspace=Path("."), approver=Deny())
     assert agent.run("Envía un correo a bob@example.com que diga hola").text == SPANISH
+    # an English request keeps Lar's own account, flag or not
+    english = ScriptedEngine(
+        [call("send_mail", to="bob@example.com", body="hi"), "Run it with --yes."]
+    )
+    agent = Agent(engine=english, tools=TOOLS, workspace=Path("."), approver=Deny())
+    text = agent.run("Mail bob@example.com saying hi").text
+    assert "send_mail was not run: it needs your permission" in text
     # without the flag, the account is added, in English, as before
     unsaid = ScriptedEngine([mail, "No envié el correo: necesita tu permiso."])
     agent = Agent(engine=unsaid, tools=TOOLS, workspace=Path("."), approver=Deny())

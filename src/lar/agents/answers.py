@@ -188,12 +188,16 @@ def unrun_calls(
 _FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")
 
 
-def _says_how(answer: str, unrun: Sequence[Unrun], how: str) -> bool:
-    """Whether the answer already tells the user how to allow what was not run, in whatever
-    language it is written: every call was only refused for want of a yes, and the answer
-    carries each of the front end's own flags (``--yes``). Lar's account, in English, is then
-    not added to an answer in the user's language. A front end whose way is not a flag
-    (``allow it when Lar asks``) always gets the account."""
+def _says_how(answer: str, unrun: Sequence[Unrun], how: str, request: str) -> bool:
+    """Whether an answer to a request in another language than English already tells the user
+    how to allow what was not run: every call was only refused for want of a yes, and the
+    answer carries each of the front end's own flags (``--yes``). Lar's account, in English, is
+    then not added to an answer in the user's language. A front end whose way is not a flag
+    (``allow it when Lar asks``), and an English request, always get the account."""
+    from lar.calling.relevance import request_language
+
+    if request_language(request) is None:
+        return False
     flags = _FLAG.findall(how)
     denied = all(u.code == Code.DENIED and "credential" not in u.text for u in unrun)
     return bool(flags) and denied and all(f in answer for f in flags)
@@ -233,10 +237,13 @@ def check_answer(
     results: Sequence[ToolResult],
     how: str = DEFAULT_HOW_TO_ALLOW,
     reads: Iterable[str] = (),
+    request: str = "",
 ) -> Checked:
     """The answer the user gets (see the module's docstring). ``addressed``: what Lar sent the
     model; ``said``: what may be repeated (the conversation, tool data, the listing, memory);
-    ``results``: this run's calls; ``reads``: tools that cannot change anything."""
+    ``results``: this run's calls; ``reads``: tools that cannot change anything; ``request``:
+    the user's, whose language decides whether an answer's own word on how to allow a refused
+    call stands for Lar's account (English: Lar's account, in English, is always added)."""
     data = [r.content for r in results if r.ok]
     said = list(said)
     text, leaked = without_addressed(answer, addressed, said)
@@ -253,7 +260,7 @@ def check_answer(
         if not text.strip():
             own = all(u.code == Code.NOT_POSSIBLE for u in unrun)  # says so itself
             text = account if own else "I could not do this here. " + account
-        elif account not in text and not _says_how(text, unrun, how):
+        elif account not in text and not _says_how(text, unrun, how, request):
             text = f"{text}\n\n({account})"
     elif not text.strip():
         found = [r for r in results if r.ok]
@@ -282,8 +289,15 @@ def for_user(
     repeated, so only the rest (rules, notes, nudges, hints) counts as addressed to the model.
     """
     said = [m.content if m.role != "tool" else data_of_failure(m.content) for m in history]
+    request = next((m.content for m in reversed(history) if m.role == "user"), "")
     return check_answer(
-        answer, addressed=sent, said=[*said, *own], results=results, how=how, reads=reads
+        answer,
+        addressed=sent,
+        said=[*said, *own],
+        results=results,
+        how=how,
+        reads=reads,
+        request=request,
     )
 
 
