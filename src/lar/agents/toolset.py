@@ -30,19 +30,38 @@ class Toolset:
             self.mcp.close()
 
 
-def gather_tools(config: LarConfig, *, mcp: bool = True) -> Toolset:
-    """Every tool for ``config``; with ``mcp`` its MCP servers are started (``Toolset.close``)."""
-    from lar.skills import installed_skill_tools
-    from lar.tools import builtin_tools, discover_tools, optional_tools
+def configured_builtins(config: LarConfig) -> list[Tool]:
+    """Lar's own tools as ``config`` offers them: the default set without ``tools.without``,
+    and the optional ones ``tools.extra`` names. ``ConfigError`` naming the key and the
+    unknown name."""
+    from lar.tools import builtin_tools, optional_tools
 
+    where = str(config.home / "config.yaml")
     try:
         extra = optional_tools(config.tools.extra)
     except KeyError as exc:
-        where = str(config.home / "config.yaml")
         raise ConfigError(
             f"{where}: tools.extra: {exc.args[0]}", file=where, key="tools.extra"
         ) from None
-    tools = [*builtin_tools(), *extra, *discover_tools(config.tools_dir)]
+    default = builtin_tools()
+    unknown = sorted(set(config.tools.without) - {t.name for t in default})
+    if unknown:
+        known = ", ".join(t.name for t in default)
+        raise ConfigError(
+            f"{where}: tools.without: {unknown[0]!r} is not a built-in tool of the default set; "
+            f"known: {known}",
+            file=where,
+            key="tools.without",
+        )
+    return [*(t for t in default if t.name not in config.tools.without), *extra]
+
+
+def gather_tools(config: LarConfig, *, mcp: bool = True) -> Toolset:
+    """Every tool for ``config``; with ``mcp`` its MCP servers are started (``Toolset.close``)."""
+    from lar.skills import installed_skill_tools
+    from lar.tools import discover_tools
+
+    tools = [*configured_builtins(config), *discover_tools(config.tools_dir)]
     skills, notes = (
         installed_skill_tools(config.home, [t.name for t in tools])
         if config.skills.enabled

@@ -406,7 +406,8 @@ def judge(task: Task, answer: str, results: list[str], ready: Prepared) -> dict[
 class EverydayRunner:
     """Runs tasks on one engine: one runner, and for each task a fresh workspace and a fresh
     Lar home (memory, notes, to-dos), so no task sees another's. The tools are the built-in
-    ones and the optional ones ``tools.extra`` names, as ``lar run`` offers them."""
+    ones without ``tools.without`` and with the optional ones ``tools.extra`` names, as ``lar
+    run`` offers them."""
 
     WARM_UP = "What is 2 + 2?"
     """The request run once before the tasks when ``repeatable``: every task then starts from
@@ -416,12 +417,12 @@ class EverydayRunner:
         self, config: Any, engine: Any, *, track: str, max_turns: int, repeatable: bool = False
     ) -> None:
         from lar.agents import Agent, Runner
-        from lar.tools import builtin_tools, optional_tools
+        from lar.agents.toolset import configured_builtins
 
         self.config = config
         self.engine = engine
         self.runner = Runner(config=config, engine=engine, traces=False, memory=False)
-        tools = [*builtin_tools(), *optional_tools(config.tools.extra)]
+        tools = configured_builtins(config)
         self.agent = Agent(tools=tools, track=track, max_turns=max_turns)  # type: ignore[arg-type]
         self.mark: str | None = None
         """Where each task's prompt cache starts (``Engine.set_mark``); None: where the last
