@@ -126,3 +126,39 @@ def test_a_question_about_a_table_is_answered_by_code_without_a_yes(
     assert "permission" not in out.stdout  # nothing was refused, nothing asked
     assert hashlib.sha256((work / "sales.csv").read_bytes()).hexdigest() == before
     assert sorted(p.name for p in work.iterdir()) == ["sales.csv"]
+
+
+GERMAN_MONTHS = ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August",
+                 "September", "Oktober", "November", "Dezember")  # fmt: skip
+GERMAN_DAYS = ("Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag", "Sonntag")
+ENGLISH_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def test_a_weekday_and_a_span_of_days_are_computed_by_the_calendar(
+    lar_home: Path, tmp_path: Path
+) -> None:
+    """Dates a small model gets wrong in its head (issue 45): asked in German and in Spanish,
+    on dates drawn from a seed, the calendar tool is called and its figure is the answer."""
+    import random
+    from datetime import date, timedelta
+
+    rng = random.Random(9173)
+    day = date(1960, 1, 1) + timedelta(days=rng.randint(0, 80 * 365))
+    start = date(2000, 1, 1) + timedelta(days=rng.randint(0, 40 * 365))
+    end = start + timedelta(days=rng.randint(40, 900))
+    with Agent(tools=builtin_tools(), workspace=tmp_path, approver=lambda c, t: False) as agent:
+        weekday = agent.run(
+            f"Welcher Wochentag war der {day.day}. {GERMAN_MONTHS[day.month - 1]} {day.year}?"
+        )
+        span = agent.run(f"¿Cuántos días hay del {start.isoformat()} al {end.isoformat()}?")
+    assert "calendar" in [c.name for c in weekday.tool_calls], weekday.tool_calls
+    named = (GERMAN_DAYS[day.weekday()], ENGLISH_DAYS[day.weekday()])
+    assert any(n in weekday.text for n in named), (day, weekday.text)
+    others = [d for i, d in enumerate(GERMAN_DAYS) if i != day.weekday()]
+    assert not any(d in weekday.text for d in others), weekday.text
+    assert "calendar" in [c.name for c in span.tool_calls], span.tool_calls
+    days = (end - start).days
+    assert re.search(rf"(?<![\d.,]){days}(?![\d.,]\d)", span.text.replace(".", "")), (
+        days,
+        span.text,
+    )

@@ -104,7 +104,8 @@ def trip_agent(tmp_path: Path, approver: Recorder) -> tuple[Agent, ScriptedEngin
             '<tool_call>{"name": "skill_trip_split", "arguments": '
             '{"nights": 3, "rate": 120, "people": 4}}</tool_call>',
             "Logged: 360 in all, 90 each.",
-        ]
+        ],
+        repeat_last=True,  # a denied step: figures_without_data asks once, the answer stays
     )
     workspace = tmp_path / "ws"
     workspace.mkdir()

@@ -293,7 +293,12 @@ def weather(city: str) -> str:
         ),
         (
             [weather],
-            ['{"name": "weather", "arguments": {"city": "Lisbon"}}', "Sunny, 25 C."],
+            # asked once (figures_without_data), the model gives its figures again
+            [
+                '{"name": "weather", "arguments": {"city": "Lisbon"}}',
+                "Sunny, 25 C.",
+                "Sunny, 25 C.",
+            ],
             "leaked",
         ),
     ],
