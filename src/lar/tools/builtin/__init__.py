@@ -24,7 +24,6 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     file_find,
     calculate,
     convert_units,
-    calendar,
     code_run,
     shell,
     web_scan,
@@ -37,7 +36,7 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     schedule,
 )
 
-OPTIONAL_TOOLS: tuple[Tool, ...] = (code_read, file_move, file_delete)
+OPTIONAL_TOOLS: tuple[Tool, ...] = (code_read, file_move, file_delete, calendar)
 """Built in but not offered unless ``tools.extra`` names them: each joins the default set only
 once an ablation on generated draws shows it helps (docs/evals.md)."""
 
