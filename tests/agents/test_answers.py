@@ -14,6 +14,7 @@ from lar import Agent, tool
 from lar.agents.answers import SHINGLE, check_answer, invented_figures, without_addressed
 from lar.calling.corrections import DESCRIBED_NUDGE, MORE_CALLS_NUDGE
 from lar.calling.prompt import ANSWER_MODE_NOTE, ANSWER_MODE_TAIL, NEXT_STEP_TAIL, NO_TOOL_NOTE
+from lar.config import LarConfig
 from lar.engines.scripted import ScriptedEngine
 from lar.tools.danger import Verdict
 from lar.tools.executor import MODEL_HINTS
@@ -196,11 +197,41 @@ def test_an_answer_that_says_how_to_allow_in_its_own_language_gets_no_english_ac
     agent = Agent(engine=english, tools=TOOLS, workspace=Path("."), approver=Deny())
     text = agent.run("Mail bob@example.com saying hi").text
     assert "send_mail was not run: it needs your permission" in text
-    # without the flag, the account is added, in English, as before
-    unsaid = ScriptedEngine([mail, "No envié el correo: necesita tu permiso."])
+    # without the flag, Lar's account is added, put in Spanish by one more call
+    said_es = "send_mail no se ejecutó: necesita tu permiso. Para permitirlo, usa --yes."
+    unsaid = ScriptedEngine([mail, "No envié el correo: necesita tu permiso.", said_es])
     agent = Agent(engine=unsaid, tools=TOOLS, workspace=Path("."), approver=Deny())
     text = agent.run("Envía un correo a bob@example.com que diga hola").text
-    assert "send_mail was not run: it needs your permission" in text
+    assert text == f"No envié el correo: necesita tu permiso.\n\n({said_es})"
+    [asked] = unsaid.calls[2]
+    assert "in Spanish (español)" in asked.content
+    assert "send_mail was not run: it needs your permission" in asked.content
+
+
+def _spanish_refusal(rewording: str, config: LarConfig | None = None) -> tuple[str, int]:
+    mail = call("send_mail", to="bob@example.com", body="hola")
+    engine = ScriptedEngine([mail, "", rewording])
+    agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."), approver=Deny(), config=config)
+    return agent.run("Envía un correo a bob@example.com que diga hola").text, len(engine.calls)
+
+
+def test_lars_account_is_put_in_the_requests_language_only_when_it_keeps_every_option(
+    tmp_path: Path,
+) -> None:
+    text, calls = _spanish_refusal("No pude enviarlo: necesita tu permiso; usa --yes.")
+    assert text == "No pude enviarlo: necesita tu permiso; usa --yes." and calls == 3
+    # a rewording that drops the flag the user must type is not used: the English stays
+    text, _ = _spanish_refusal("No pude enviarlo: necesita tu permiso.")
+    assert text.startswith("I could not do this here. send_mail was not run")
+    assert "--yes" in text
+    off = LarConfig(home=tmp_path, agent={"accounts_in_language": False})
+    text, calls = _spanish_refusal("nunca se pregunta", off)
+    assert text.startswith("I could not do this here.") and calls == 2
+    # an English request is never reworded
+    engine = ScriptedEngine([call("send_mail", to="bob@example.com", body="hi"), ""])
+    agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."), approver=Deny())
+    text = agent.run("Mail bob@example.com saying hi").text
+    assert text.startswith("I could not do this here.") and len(engine.calls) == 2
 
 
 def test_the_account_of_a_failure_is_kept_even_when_the_answer_names_the_flag() -> None:
@@ -243,13 +274,14 @@ def test_figures_after_every_call_failed_are_replaced_by_what_did_not_run() -> N
 def test_figures_after_every_call_failed_are_asked_about_once_in_the_requests_language() -> None:
     honest = "No pude consultar el tiempo de Lisboa: la herramienta no funcionó."
     lisbon = call("broken", q="Lisboa")
-    engine = ScriptedEngine([lisbon, lisbon, "Soleado, 25 °C.", honest])
+    reworded = "broken no funcionó: backend unreachable."
+    engine = ScriptedEngine([lisbon, lisbon, "Soleado, 25 °C.", honest, reworded])
     agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."))
     result = agent.run("¿Qué tiempo hace hoy en Lisboa, por favor?")
     [nudge] = [r[-1].content for r in engine.calls if "comes from nowhere" in r[-1].content]
-    assert "so 25 comes from nowhere. Answer again in Spanish" in nudge
+    assert "so 25 comes from nowhere. Answer again in Spanish (español)" in nudge
     assert result.text.startswith(honest) and "25" not in result.text
-    assert "broken did not work" in result.text  # what did not run is still said
+    assert result.text.endswith(f"({reworded})")  # what did not run is still said, in Spanish
     codes = [getattr(e, "code", None) for e in result.events]
     assert Code.FIGURES_WITHOUT_DATA in codes and Code.INVENTED_RESULT not in codes
 

@@ -14,12 +14,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from lar.tools.executor import DEFAULT_HOW_TO_ALLOW, data_of_failure, how_to_allow
-from lar.types import Code, Message, Notice, ToolResult
+from lar.types import Code, Message, ModelResponse, Notice, ToolResult
 
 __all__ = [
     "SHINGLE",
@@ -31,6 +31,7 @@ __all__ = [
     "invented_figures",
     "check_answer",
     "for_user",
+    "in_request_language",
     "how_to_allow",
     "notices",
     "stopped_answer",
@@ -227,6 +228,9 @@ class Checked:
     invented: list[str]
     """Figures no one gave, in an answer after every call failed (the answer was replaced)."""
     unrun: list[Unrun]
+    account: str = ""
+    """The part of ``text`` Lar wrote itself, in English: what did not run and how to allow it
+    (``in_request_language`` puts it in the request's language)."""
 
 
 def check_answer(
@@ -255,13 +259,14 @@ def check_answer(
             text = ""  # "Your reminder is set": what the model says then, code says better
         if not text.strip():  # the answer is the account: every failure counts
             unrun = unrun_calls(results, how) or [_slip(r) for r in results if r.error][-1:]
+    added = ""
     if unrun:
         account = " ".join(u.text for u in unrun)
         if not text.strip():
             own = all(u.code == Code.NOT_POSSIBLE for u in unrun)  # says so itself
-            text = account if own else "I could not do this here. " + account
+            text = added = account if own else "I could not do this here. " + account
         elif account not in text and not _says_how(text, unrun, how, request):
-            text = f"{text}\n\n({account})"
+            text, added = f"{text}\n\n({account})", account
     elif not text.strip():
         found = [r for r in results if r.ok]
         if found:  # no answer of its own: what the last tool found, as it found it
@@ -270,7 +275,7 @@ def check_answer(
             text = f"Here is what {found[-1].name} found:\n{shown}"
         elif leaked:
             text = "I have no answer to give for this request."
-    return Checked(text, leaked, invented, unrun)
+    return Checked(text, leaked, invented, unrun, added)
 
 
 def for_user(
@@ -299,6 +304,47 @@ def for_user(
         reads=reads,
         request=request,
     )
+
+
+ACCOUNT_PROMPT = (
+    "Write this message to me in {language}, in plain words, as one short paragraph. Keep "
+    "every file name, address, figure and option such as --yes exactly as written; add "
+    "nothing.\n\n{account}"
+)
+"""The one question ``in_request_language`` asks the model."""
+_KEPT = re.compile(r"(?<![\w-])--[a-z][\w-]*|\S*\d\S*|\S+\.[A-Za-z]\w*")
+"""What a rewording must carry unchanged: options (``--yes``), figures and addresses, file
+names."""
+
+
+async def in_request_language(
+    checked: Checked,
+    history: Sequence[Message],
+    ask: Callable[[list[Message], str], Awaitable[ModelResponse | None]],
+) -> str:
+    """``checked.text`` with Lar's own account (``checked.account``, English) put in the
+    language of the request (the last user message of ``history``) by one question to the
+    model, where the request is surely in another language (``request_language``). The
+    rewording is kept only when it carries every option, figure, address and file name of the
+    account; otherwise, or when the model cannot be asked, the account stays in English."""
+    from lar.calling.prompt import clean_answer
+    from lar.calling.relevance import request_language
+
+    request = next((m.content for m in reversed(history) if m.role == "user"), "")
+    language = request_language(request) if checked.account else None
+    if language is None:
+        return checked.text
+    account = checked.account
+    response = await ask(
+        [Message("user", ACCOUNT_PROMPT.format(language=language, account=account))],
+        "account_in_language",
+    )
+    said = clean_answer(response.content if response is not None else "").strip()
+    said = re.sub(r"^[^\n]*:\s*\n+", "", said).strip()  # "Here is the message:"
+    kept = {k.strip(".,;:()\"'") for k in _KEPT.findall(account)} - {""}
+    if not said or len(said) > 3 * len(account) or any(k not in said for k in kept):
+        return checked.text
+    return checked.text.replace(account, said)
 
 
 def stopped_answer(

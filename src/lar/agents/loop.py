@@ -13,7 +13,13 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from lar.agents.answers import for_user, how_to_allow, notices, stopped_answer
+from lar.agents.answers import (
+    for_user,
+    how_to_allow,
+    in_request_language,
+    notices,
+    stopped_answer,
+)
 from lar.agents.budget import BudgetSpent, Spent, budget_answer
 from lar.agents.calls import (
     blocked,
@@ -399,17 +405,8 @@ class _Loop:
         finally:
             energy = settings.meter.stop(metering) if settings.meter is not None else (None, None)
         run.usage = run.usage + response.usage
-        self.events.append(
-            model_called(
-                run.turn,
-                self.engine,
-                response,
-                0,
-                energy_j=energy[0],
-                power_w=energy[1],
-                policy=policy,
-            )  # fmt: skip
-        )
+        more = {"energy_j": energy[0], "power_w": energy[1], "policy": policy}
+        self.events.append(model_called(run.turn, self.engine, response, 0, **more))
         return response
 
     async def finish(self, answer: str, reason: Any) -> AsyncIterator[Event]:
@@ -433,7 +430,9 @@ class _Loop:
             own=own, how=how_to_allow(self.executor.approver), reads=self.reads,
         )  # fmt: skip
         self.events.extend(notices(checked))
-        return checked.text
+        if not self.settings.accounts_in_language:
+            return checked.text
+        return await in_request_language(checked, self.history, self.ask)
 
     async def out_of_turns(self, turn: Turn) -> AsyncIterator[Event]:
         """Calls on the last turn: run when they change nothing (the user gets what they

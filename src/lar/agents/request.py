@@ -113,6 +113,9 @@ class LoopSettings:
     name_the_language: bool = False
     """Text tracks: the instruction after a tool result names the request's language where it
     is surely not English (``agent.name_the_language``)."""
+    accounts_in_language: bool = False
+    """Lar's own account of what did not run, in English, is put in the request's language by
+    one more model call (``agent.accounts_in_language``; lar.agents.answers)."""
 
     def full_listing(self, turn: int) -> bool:
         """Whether turn ``turn`` (1-based) of a run gets the full tool listing (X6)."""
@@ -326,6 +329,7 @@ def loop_settings(
         max_messages=config.agent.max_messages,
         budget=budget,
         name_the_language=config.agent.name_the_language,
+        accounts_in_language=config.agent.accounts_in_language,
         system_prompt=agent.system_prompt or config.agent.system_prompt or DEFAULT_SYSTEM_PROMPT,
         params=params,
         n_ctx=agent.n_ctx or engine.context_size,
