@@ -314,7 +314,7 @@ ACCOUNT_PROMPT = (
 """The one question ``in_request_language`` asks the model."""
 _KEPT = re.compile(r"(?<![\w-])--[a-z][\w-]*|\S*\d\S*|\S+\.[A-Za-z]\w*")
 """What a rewording must carry unchanged: options (``--yes``), figures and addresses, file
-names."""
+names (an error's number of one figure, "[Errno -2]", need not)."""
 
 
 async def in_request_language(
@@ -341,7 +341,8 @@ async def in_request_language(
     )
     said = clean_answer(response.content if response is not None else "").strip()
     said = re.sub(r"^[^\n]*:\s*\n+", "", said).strip()  # "Here is the message:"
-    kept = {k.strip(".,;:()\"'") for k in _KEPT.findall(account)} - {""}
+    found = {k.strip(".,;:()[]\"'") for k in _KEPT.findall(account)}
+    kept = {k for k in found if k and not (k.lstrip("-").isdigit() and len(k.lstrip("-")) < 2)}
     if not said or len(said) > 3 * len(account) or any(k not in said for k in kept):
         return checked.text
     return checked.text.replace(account, said)
