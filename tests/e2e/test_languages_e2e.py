@@ -100,3 +100,31 @@ def test_a_question_about_a_file_is_answered_in_its_own_language(
     text = result.text
     assert f"{max(numbers):.2f}".rstrip("0").rstrip(".") in text.replace(",", "."), text
     assert not in_english(text), text
+
+
+@pytest.mark.parametrize(
+    ("file", "request_"),
+    [
+        ("lista.txt", 'Crie um arquivo chamado lista.txt com o texto "pagar a conta de luz".'),
+        ("termine.txt", 'Lege die Datei termine.txt mit dem Text "Zahnarzt am Freitag" an.'),
+    ],
+)
+def test_a_refused_write_is_explained_in_the_requests_language(
+    lar_home: Path, tmp_path: Path, file: str, request_: str
+) -> None:
+    """Issue 45: without --yes nothing is written, and the answer — Lar's own account of what
+    was not run and how to allow it included (``agent.accounts_in_language``) — is in the
+    request's language and names the flag to give (the draws' judge of English)."""
+    import subprocess
+    import sys
+
+    from lar.evals.everyday import in_english
+
+    out = subprocess.run(
+        [sys.executable, "-m", "lar", "run", "--no-memory", request_],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert not (tmp_path / file).exists()
+    assert "--yes" in out.stdout, out.stdout
+    assert not in_english(out.stdout), out.stdout
