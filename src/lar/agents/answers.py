@@ -4,7 +4,9 @@
   of the answer wherever the model copied it: a run of ``SHINGLE`` words shared with what Lar
   addressed to the model, and not with anything the user or a tool's data said.
 - A call that was refused or failed is said plainly, by code, with how to allow it (the
-  approver's ``how_to_allow``: ``--yes`` in the CLI).
+  approver's ``how_to_allow``: ``--yes`` in the CLI). Code writes that account in English; for
+  a request in another language one more model call rewords it (``in_request_language``), and
+  the rewording is used only when it keeps every option, figure and file name of the account.
 - When every call of the run failed or was refused, figures in the answer that nobody gave (not
   the user, not a tool) are an invented result: the answer becomes the account of what did not
   run instead. So does any answer when one of those calls asked for what Lar cannot do yet (a
