@@ -220,6 +220,9 @@ def test_lars_account_is_put_in_the_requests_language_only_when_it_keeps_every_o
 ) -> None:
     text, calls = _spanish_refusal("No pude enviarlo: necesita tu permiso; usa --yes.")
     assert text == "No pude enviarlo: necesita tu permiso; usa --yes." and calls == 3
+    # a rewording still in English is not used: Lar's own words stay
+    text, _ = _spanish_refusal("I could not send it: it needs your permission; use --yes.")
+    assert text.startswith("I could not do this here. send_mail was not run")
     # a rewording that drops the flag the user must type is not used: the English stays
     text, _ = _spanish_refusal("No pude enviarlo: necesita tu permiso.")
     assert text.startswith("I could not do this here. send_mail was not run")
@@ -274,7 +277,7 @@ def test_figures_after_every_call_failed_are_replaced_by_what_did_not_run() -> N
 def test_figures_after_every_call_failed_are_asked_about_once_in_the_requests_language() -> None:
     honest = "No pude consultar el tiempo de Lisboa: la herramienta no funcionó."
     lisbon = call("broken", q="Lisboa")
-    reworded = "broken no funcionó: backend unreachable."
+    reworded = "La herramienta broken no funcionó: el servidor no responde."
     engine = ScriptedEngine([lisbon, lisbon, "Soleado, 25 °C.", honest, reworded])
     agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."))
     result = agent.run("¿Qué tiempo hace hoy en Lisboa, por favor?")

@@ -328,9 +328,10 @@ async def in_request_language(
     language of the request (the last user message of ``history``) by one question to the
     model, where the request is surely in another language (``request_language``). The
     rewording is kept only when it carries every option, figure, address and file name of the
-    account; otherwise, or when the model cannot be asked, the account stays in English."""
+    account and is not English itself; otherwise, or when the model cannot be asked, the
+    account stays as Lar wrote it."""
     from lar.calling.prompt import clean_answer
-    from lar.calling.relevance import request_language
+    from lar.calling.relevance import in_embedder_language, request_language
 
     request = next((m.content for m in reversed(history) if m.role == "user"), "")
     language = request_language(request) if checked.account else None
@@ -346,6 +347,8 @@ async def in_request_language(
     found = {k.strip(".,;:()[]\"'") for k in _KEPT.findall(account)}
     kept = {k for k in found if k and not (k.lstrip("-").isdigit() and len(k.lstrip("-")) < 2)}
     if not said or len(said) > 3 * len(account) or any(k not in said for k in kept):
+        return checked.text
+    if in_embedder_language(said):  # reworded, but still in English: Lar's own words stay
         return checked.text
     return checked.text.replace(account, said)
 
