@@ -92,3 +92,21 @@ def test_the_loop_names_it_when_the_config_says_so(
     assert ("Write the answer in Portuguese (português)." in second) is on
     first = [m for m in engine.calls[0] if m.role == "user"][-1].content
     assert "Write the answer in" not in first  # before any result, nothing is added
+
+
+def test_an_english_answer_is_asked_for_again_only_where_the_profile_adds_the_policy(
+    lar_home: Path, tmp_path: Path
+) -> None:
+    """``english_answer`` is not in the default profile until a draw measures it;
+    ``agent.policies: ["+english_answer"]`` adds it."""
+    request = "文件 relatorio.txt 有多少行？请告诉我。"
+    script = [_call(), "The file relatorio.txt has 12 lines.", "文件 relatorio.txt 共有 12 行。"]
+    engine = ScriptedEngine(script)
+    with Agent(engine=engine, tools=[count_lines], workspace=tmp_path) as agent:
+        assert agent.run(request).text == "The file relatorio.txt has 12 lines."
+    (lar_home / "config.yaml").write_text('agent:\n  policies: ["+english_answer"]\n')
+    engine = ScriptedEngine(script)
+    with Agent(engine=engine, tools=[count_lines], workspace=tmp_path) as agent:
+        result = agent.run(request)
+    assert result.text == "文件 relatorio.txt 共有 12 行。"
+    assert "Write your answer in Chinese (中文)" in engine.calls[2][-1].content

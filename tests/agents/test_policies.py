@@ -32,7 +32,7 @@ from lar.calling.relevance import Relevance, in_embedder_language
 from lar.config import LarConfig
 from lar.engines.scripted import ScriptedEngine
 from lar.tools.base import Tool, tool
-from lar.types import Message, ModelResponse, Notice, ToolCall, ToolResult
+from lar.types import Code, Message, ModelResponse, Notice, ToolCall, ToolResult
 
 
 @tool
@@ -117,6 +117,23 @@ def test_a_plain_answer_passes_every_answer_policy() -> None:
     every = resolve_policies(None, None, "protocol", default=DEFAULT_PROFILE)
     verdict, said = asyncio.run(apply("answer", every, t))
     assert verdict is ACCEPT and said == []
+
+
+def test_an_english_answer_to_a_request_in_another_language_is_asked_for_again_in_it() -> None:
+    t = turn(
+        "文件 yusuan.txt 有多少行？请告诉我。", text="There are 21 lines in the file yusuan.txt."
+    )
+    got = hook("english_answer", "before_answer", t)
+    assert isinstance(got, Retry) and got.code == Code.ENGLISH_ANSWER
+    assert "Write your answer in Chinese (中文), not in English" in got.nudge
+    # an answer in the request's language, or any answer to an English request, stands
+    same = turn("文件 yusuan.txt 有多少行？请告诉我。", text="文件 yusuan.txt 共有 21 行。")
+    assert hook("english_answer", "before_answer", same) is ACCEPT
+    english = turn("How many lines does yusuan.txt have?", text="There are 21 lines in it.")
+    assert hook("english_answer", "before_answer", english) is ACCEPT
+    # an unsure request (too short to tell) is never judged
+    short = turn("Borra ideas.md.", text="I deleted ideas.md for you.")
+    assert hook("english_answer", "before_answer", short) is ACCEPT
 
 
 def test_an_answer_writing_out_a_tool_name_is_corrected_once() -> None:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CopiedInstructions",
+    "EnglishAnswer",
     "UnreadFile",
     "UncheckedFigure",
     "AssumedFactor",
@@ -28,6 +29,31 @@ __all__ = [
     "files_named",
     "takes_numbers",
 ]
+
+
+@builtin
+class EnglishAnswer(Policy):
+    name: ClassVar[str] = "english_answer"
+    about: ClassVar[str] = (
+        "an answer in English to a request surely in another language (py3langid; the same "
+        "two signals that call a request English): asked once to give it in the request's "
+        "language"
+    )
+
+    async def before_answer(self, turn: Turn) -> Verdict:
+        from lar.calling.relevance import in_embedder_language, request_language
+
+        if not self.may_correct(turn) or not turn.text.strip():
+            return ACCEPT
+        language = request_language(next(iter(turn.requests(1)), ""))
+        if language is None or not in_embedder_language(turn.text):
+            return ACCEPT
+        return Retry(
+            Code.ENGLISH_ANSWER,
+            f"an answer in English to a request in {language}",
+            nudge=f"Write your answer in {language}, not in English, with the same figures and "
+            "names.",
+        )
 
 
 @builtin
