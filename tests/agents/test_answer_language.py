@@ -22,11 +22,11 @@ from lar.types import Message, ToolCall
 @pytest.mark.parametrize(
     ("request_", "language"),
     [
-        ("Quantas linhas tem o arquivo relatorio.txt?", "Portuguese (português)"),
-        ("¿Cuál es el archivo más grande de esta carpeta?", "Spanish (español)"),
-        ("Wie viele Zeilen hat die Datei notizen.txt?", "German (Deutsch)"),
-        ("Quelle est la somme des nombres dans rapport.txt ?", "French (français)"),
-        ("文件 gouwu.txt 里的数字加起来是多少？", "Chinese (中文)"),
+        ("Quantas linhas tem o arquivo relatorio.txt?", "Portuguese"),
+        ("¿Cuál es el archivo más grande de esta carpeta?", "Spanish"),
+        ("Wie viele Zeilen hat die Datei notizen.txt?", "German"),
+        ("Quelle est la somme des nombres dans rapport.txt ?", "French"),
+        ("文件 gouwu.txt 里的数字加起来是多少？", "Chinese"),
         ("How many lines does ideas.txt have?", None),
         ("What is 79 degrees Fahrenheit in degrees Celsius?", None),
         ("notes.txt", None),  # no words: no language
@@ -51,7 +51,7 @@ def _exchange(request_: str) -> list[Message]:
 def test_the_tail_after_a_result_names_the_language() -> None:
     history = _exchange("Quantas linhas tem o arquivo relatorio.txt?")
     last = render_history(history, "protocol", answer_mode=False, name_the_language=True)[-1]
-    assert last.content.endswith(NEXT_STEP_TAIL + " Write the answer in Portuguese (português).")
+    assert last.content.endswith(NEXT_STEP_TAIL + " Write the answer in Portuguese.")
     off = render_history(history, "protocol", answer_mode=False, name_the_language=False)[-1]
     assert off.content.endswith(NEXT_STEP_TAIL)
     english = _exchange("How many lines does relatorio.txt have?")
@@ -63,7 +63,6 @@ def test_a_copied_language_instruction_is_not_part_of_the_answer() -> None:
     assert clean_answer("O arquivo tem 12 linhas. Write the answer in Portuguese.") == (
         "O arquivo tem 12 linhas."
     )
-    assert clean_answer("共 12 行。Write the answer in Chinese (中文).") == "共 12 行。"
 
 
 @tool
@@ -89,7 +88,7 @@ def test_the_loop_names_it_when_the_config_says_so(
         result = agent.run("Quantas linhas tem o arquivo relatorio.txt?")
     assert result.text == "O arquivo tem 12 linhas."
     second = [m for m in engine.calls[1] if m.role == "user"][-1].content
-    assert ("Write the answer in Portuguese (português)." in second) is on
+    assert ("Write the answer in Portuguese." in second) is on
     first = [m for m in engine.calls[0] if m.role == "user"][-1].content
     assert "Write the answer in" not in first  # before any result, nothing is added
 
@@ -109,4 +108,4 @@ def test_an_english_answer_is_asked_for_again_only_where_the_profile_adds_the_po
     with Agent(engine=engine, tools=[count_lines], workspace=tmp_path) as agent:
         result = agent.run(request)
     assert result.text == "文件 relatorio.txt 共有 12 行。"
-    assert "Write your answer in Chinese (中文)" in engine.calls[2][-1].content
+    assert "Write your answer in Chinese" in engine.calls[2][-1].content

@@ -204,7 +204,7 @@ def test_an_answer_that_says_how_to_allow_in_its_own_language_gets_no_english_ac
     text = agent.run("Envía un correo a bob@example.com que diga hola").text
     assert text == f"No envié el correo: necesita tu permiso.\n\n({said_es})"
     [asked] = unsaid.calls[2]
-    assert "in Spanish (español)" in asked.content
+    assert "in Spanish" in asked.content
     assert "send_mail was not run: it needs your permission" in asked.content
 
 
@@ -282,7 +282,7 @@ def test_figures_after_every_call_failed_are_asked_about_once_in_the_requests_la
     agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."))
     result = agent.run("¿Qué tiempo hace hoy en Lisboa, por favor?")
     [nudge] = [r[-1].content for r in engine.calls if "comes from nowhere" in r[-1].content]
-    assert "so 25 comes from nowhere. Answer again in Spanish (español)" in nudge
+    assert "so 25 comes from nowhere. Answer again in Spanish" in nudge
     assert result.text.startswith(honest) and "25" not in result.text
     assert result.text.endswith(f"({reworded})")  # what did not run is still said, in Spanish
     codes = [getattr(e, "code", None) for e in result.events]

@@ -125,7 +125,7 @@ def test_an_english_answer_to_a_request_in_another_language_is_asked_for_again_i
     )
     got = hook("english_answer", "before_answer", t)
     assert isinstance(got, Retry) and got.code == Code.ENGLISH_ANSWER
-    assert "Write your answer in Chinese (中文), not in English" in got.nudge
+    assert "Write your answer in Chinese, not in English" in got.nudge
     # an answer in the request's language, or any answer to an English request, stands
     same = turn("文件 yusuan.txt 有多少行？请告诉我。", text="文件 yusuan.txt 共有 21 行。")
     assert hook("english_answer", "before_answer", same) is ACCEPT

@@ -307,7 +307,7 @@ def fold_tool_results(messages: Sequence[Message]) -> list[Message]:
     return out
 
 
-_LANGUAGE_TAIL_RE = re.compile(r"Write the answer in [A-Z][a-z]+(?: \([^()\n]{1,40}\))?\.")
+_LANGUAGE_TAIL_RE = re.compile(r"Write the answer in [A-Z][a-z]+\.")
 """``LANGUAGE_TAIL`` as a model may copy it back."""
 _ECHO_TAG_RE = re.compile(r"</?tool_(?:result|response)[^>]*>", re.I)
 _ECHO_HEADER_RE = re.compile(

@@ -122,20 +122,6 @@ _NAMES = {
 """The identifier's languages (``_LANGUAGES``) by their English names, as an instruction
 names them."""
 
-_OWN_NAMES = {
-    "pt": "português", "es": "español", "fr": "français", "de": "Deutsch", "it": "italiano",
-    "nl": "Nederlands", "sv": "svenska", "da": "dansk", "no": "norsk", "fi": "suomi",
-    "pl": "polski", "cs": "čeština", "sk": "slovenčina", "hu": "magyar", "ro": "română",
-    "tr": "Türkçe", "ru": "русский", "uk": "українська", "el": "ελληνικά", "bg": "български",
-    "sr": "српски", "hr": "hrvatski", "sl": "slovenščina", "lt": "lietuvių", "lv": "latviešu",
-    "et": "eesti", "ca": "català", "eu": "euskara", "zh": "中文", "ja": "日本語", "ko": "한국어",
-    "ar": "العربية", "he": "עברית", "fa": "فارسی", "hi": "हिन्दी", "bn": "বাংলা", "th": "ไทย",
-    "vi": "Tiếng Việt", "id": "Bahasa Indonesia", "ms": "Bahasa Melayu", "tl": "Tagalog",
-    "sw": "Kiswahili",
-}  # fmt: skip
-"""Each language by its own name, which ``request_language`` adds to the English one: an
-instruction in English alone left the 1.5B answering Chinese requests in English."""
-
 SURE = 0.8
 """The identifier's probability a request's language must reach to be named: on a dev draw's
 72 requests in six languages, the three it got wrong were all below it (0.26–0.76)."""
@@ -146,10 +132,9 @@ _UNWORDS = re.compile(r"\S*(?:\d|[/\\_@{}]|\.\w)\S*")
 
 @functools.lru_cache(maxsize=256)
 def request_language(text: str) -> str | None:
-    """The English name of the language ``text`` is written in, with its own name after it
-    ("Chinese (中文)"), where that is not English and the identifier is sure of it
-    (``SURE``); None otherwise (English, unsure, too short, or py3langid missing) — an
-    instruction then names no language, as before."""
+    """The English name of the language ``text`` is written in, where that is not English
+    and the identifier is sure of it (``SURE``); None otherwise (English, unsure, too short,
+    or py3langid missing) — an instruction then names no language, as before."""
     words = _UNWORDS.sub(" ", text)
     if len(words.strip()) < 4 or in_embedder_language(words):
         return None
@@ -157,10 +142,9 @@ def request_language(text: str) -> str | None:
     if rank is None:
         return None
     code, probability = rank(words)
-    if code == "en" or probability < SURE or code not in _NAMES:
+    if code == "en" or probability < SURE:
         return None
-    own = _OWN_NAMES.get(code)
-    return f"{_NAMES[code]} ({own})" if own and own != _NAMES[code] else _NAMES[code]
+    return _NAMES.get(code)
 
 
 _RANKER: list[Callable[[str], tuple[str, float]] | None] = []
