@@ -27,6 +27,10 @@ from lar.types import Message, ToolCall
         ("Wie viele Zeilen hat die Datei notizen.txt?", "German"),
         ("Quelle est la somme des nombres dans rapport.txt ?", "French"),
         ("文件 gouwu.txt 里的数字加起来是多少？", "Chinese"),
+        # written without spaces: the file name and figures go, the words around them stay
+        ("yusuan.txt一共几行？", "Chinese"),
+        ("从1953-11-20到1957-10-11一共多少天？", "Chinese"),
+        ("ファイルmemo.txtは何行ありますか？", "Japanese"),
         ("How many lines does ideas.txt have?", None),
         ("What is 79 degrees Fahrenheit in degrees Celsius?", None),
         ("notes.txt", None),  # no words: no language

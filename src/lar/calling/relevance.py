@@ -126,8 +126,13 @@ SURE = 0.8
 """The identifier's probability a request's language must reach to be named: on a dev draw's
 72 requests in six languages, the three it got wrong were all below it (0.26–0.76)."""
 
-_UNWORDS = re.compile(r"\S*(?:\d|[/\\_@{}]|\.\w)\S*")
-"""File names, paths, figures, addresses and placeholders: in no language."""
+_NOT_SPACED = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
+"""Chinese, Japanese and Korean characters and their punctuation: written without spaces, so
+a file name or a figure in such a request is bounded by them, not by a space."""
+_UNWORDS = re.compile(rf"[^\s{_NOT_SPACED}]*(?:\d|[/\\_@{{}}]|\.\w)[^\s{_NOT_SPACED}]*")
+"""File names, paths, figures, addresses and placeholders: in no language. (Bounded by spaces
+only, "yusuan.txt一共几行？" was taken whole, and no Chinese request with a figure or a file
+name in it was ever named.)"""
 
 
 @functools.lru_cache(maxsize=256)
