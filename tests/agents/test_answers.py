@@ -332,3 +332,23 @@ def test_a_raw_error_object_is_never_the_answer() -> None:
     checked = check_answer(failed.content, addressed=[], said=[], results=[failed])
     assert checked.text == "I could not do this here. web_scan did not work: no network."
     assert checked.leaked == [failed.content]
+
+
+def test_failures_copied_back_after_every_call_failed_are_no_answer() -> None:
+    fetch = ToolResult(
+        "c1", "web_scan",
+        '{"error": "web_scan failed", "detail": "ConnectError: no network", "code": "tool_error"}',
+        ok=False,
+        error=ToolError("web_scan failed", "ConnectError: no network", Code.TOOL_ERROR),
+    )  # fmt: skip
+    skipped = ToolResult(
+        "c2", "calculate", "not run: an earlier call in this turn failed", ok=False,
+        error=ToolError("skipped", "not run: an earlier call in this turn failed", Code.SKIPPED),
+    )  # fmt: skip
+    copied = "\n\n".join([skipped.content] * 4) + "\n\ncalculate(expression"
+    checked = check_answer(copied, addressed=[], said=[], results=[fetch, skipped])
+    assert checked.text == "I could not do this here. web_scan did not work: no network."
+    # an answer of its own that names the failure is kept, the account added to it
+    own = "I could not reach the stock site, so I have no price for ADBE today."
+    checked = check_answer(own, addressed=[], said=[], results=[fetch, skipped])
+    assert checked.text.startswith(own) and "web_scan did not work" in checked.text

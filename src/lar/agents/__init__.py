@@ -51,19 +51,19 @@ __getattr__, __dir__ = lazy_exports(
         "run_local": "lar.agents.batch",
         "run_ray": "lar.agents.batch",
         "throughput": "lar.agents.batch",
-        "pasted": "lar.agents.replies",
+        "pasted": "lar.agents.answers",
     },
 )
 
 if TYPE_CHECKING:
     from lar.agents.agent import Agent
+    from lar.agents.answers import pasted
     from lar.agents.batch import ResultLog, read_requests, run_local, run_ray, throughput
     from lar.agents.batch import finished as batch_done
     from lar.agents.context import SHARES
     from lar.agents.idle import IdleMode
     from lar.agents.kinds import AgentKind, AgentKindRegistry
     from lar.agents.policy import PolicyRegistry
-    from lar.agents.replies import pasted
     from lar.agents.request import DEFAULT_SYSTEM_PROMPT
     from lar.agents.runner import Runner
     from lar.agents.scheduled import JobRunner

@@ -9,8 +9,9 @@
   the rewording is used only when it keeps every option, figure and file name of the account.
 - When every call of the run failed or was refused, figures in the answer that nobody gave (not
   the user, not a tool) are an invented result: the answer becomes the account of what did not
-  run instead. So does any answer when one of those calls asked for what Lar cannot do yet (a
-  reminder before there is a scheduler): the tool's own account is the answer.
+  run instead, and so does an answer that copies the failures back. So does any answer when one
+  of those calls asked for what Lar cannot do yet (a reminder before there is a scheduler): the
+  tool's own account is the answer.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ __all__ = [
     "how_to_allow",
     "notices",
     "stopped_answer",
+    "pasted",
 ]
 
 SHINGLE = 6
@@ -259,6 +261,8 @@ def check_answer(
         invented = invented_figures(text, said)
         if invented or any(u.code == Code.NOT_POSSIBLE for u in unrun):
             text = ""  # "Your reminder is set": what the model says then, code says better
+        elif pasted(text, _failures(results)):
+            text = ""  # the failures copied back ("not run: …" four times) answer nothing
         if not text.strip():  # the answer is the account: every failure counts
             unrun = unrun_calls(results, how) or [_slip(r) for r in results if r.error][-1:]
     added = ""
@@ -278,6 +282,12 @@ def check_answer(
         elif leaked:
             text = "I have no answer to give for this request."
     return Checked(text, leaked, invented, unrun, added)
+
+
+def _failures(results: Sequence[ToolResult]) -> list[str]:
+    """What the failed calls said, as Lar wrote it for the model and as the tool said it."""
+    said = [r.content for r in results if not r.ok]
+    return [*said, *(r.error.detail for r in results if not r.ok and r.error)]
 
 
 def for_user(
@@ -389,3 +399,48 @@ def notices(checked: Checked) -> list[Notice]:
             )
         )
     return out
+
+
+_RUN_MIN = 12
+"""Characters a copied run must have to count ("870" or "Yes." are not output)."""
+
+
+def pasted(answer: str, results: Iterable[str]) -> bool:
+    """Whether ``answer`` is a tool's output given as the answer: at least 24 characters, at
+    least 60 % of them in runs of 12 or more found verbatim, spaces aside, in one of the run's
+    tool results, and whole lines of that result among them (12 characters or more in all) —
+    "L1: 754 L2: 599 …", "wrote 8 characters to a.txt (create)", a listing's rows. An answer
+    that quotes a value inside a sentence of its own is not, nor one that quotes a file's
+    sentences without the read's line numbers (a summary of a short text may)."""
+    shown = " ".join(answer.split())[:4000]
+    if len(shown) < 24:
+        return False
+    for text in results:
+        lines = [" ".join(line.split()) for line in text[:40_000].splitlines()]
+        if _copied_chars(shown, " ".join(lines)) < 0.6 * len(shown):
+            continue
+        whole = sum(len(x) for x in set(lines) if any(c.isalnum() for c in x) and x in shown)
+        if whole >= _RUN_MIN:
+            return True
+    return False
+
+
+def _copied_chars(shown: str, data: str) -> int:
+    """Characters of ``shown`` in runs of ``_RUN_MIN`` or more found in ``data``: from each
+    place, the longest run found (substring searches, a few milliseconds for the largest
+    inputs, where difflib took seconds)."""
+    covered, i, n = 0, 0, len(shown)
+    while i <= n - _RUN_MIN:
+        if shown[i : i + _RUN_MIN] not in data:
+            i += 1
+            continue
+        low, high = _RUN_MIN, n - i  # shown[i : i + low] is in data; find the longest
+        while low < high:
+            mid = (low + high + 1) // 2
+            if shown[i : i + mid] in data:
+                low = mid
+            else:
+                high = mid - 1
+        covered += low
+        i += low
+    return covered

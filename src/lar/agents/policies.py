@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import ClassVar, Literal
 
+from lar.agents.answers import pasted
 from lar.agents.policy import (
     ACCEPT,
     AddCalls,
@@ -25,7 +26,7 @@ from lar.agents.policy import (
     WithholdTools,
     builtin,
 )
-from lar.agents.replies import made_up, pasted
+from lar.agents.replies import made_up
 from lar.calling.corrections import (
     DESCRIBED_NUDGE,
     MORE_CALLS_NUDGE,

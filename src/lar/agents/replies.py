@@ -7,7 +7,7 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lar.agents.budget import BudgetSpent, Spent
@@ -42,7 +42,6 @@ __all__ = [
     "written_calls",
     "made_up",
     "shown_answer",
-    "pasted",
 ]
 
 
@@ -261,48 +260,3 @@ def shown_answer(text: str, history: Sequence[Message]) -> str:
             text[:20_000],
         )
     return clean_answer(text)
-
-
-_RUN_MIN = 12
-"""Characters a copied run must have to count ("870" or "Yes." are not output)."""
-
-
-def pasted(answer: str, results: Iterable[str]) -> bool:
-    """Whether ``answer`` is a tool's output given as the answer: at least 24 characters, at
-    least 60 % of them in runs of 12 or more found verbatim, spaces aside, in one of the run's
-    tool results, and whole lines of that result among them (12 characters or more in all) —
-    "L1: 754 L2: 599 …", "wrote 8 characters to a.txt (create)", a listing's rows. An answer
-    that quotes a value inside a sentence of its own is not, nor one that quotes a file's
-    sentences without the read's line numbers (a summary of a short text may)."""
-    shown = " ".join(answer.split())[:4000]
-    if len(shown) < 24:
-        return False
-    for text in results:
-        lines = [" ".join(line.split()) for line in text[:40_000].splitlines()]
-        if _copied_chars(shown, " ".join(lines)) < 0.6 * len(shown):
-            continue
-        whole = sum(len(x) for x in set(lines) if any(c.isalnum() for c in x) and x in shown)
-        if whole >= _RUN_MIN:
-            return True
-    return False
-
-
-def _copied_chars(shown: str, data: str) -> int:
-    """Characters of ``shown`` in runs of ``_RUN_MIN`` or more found in ``data``: from each
-    place, the longest run found (substring searches, a few milliseconds for the largest
-    inputs, where difflib took seconds)."""
-    covered, i, n = 0, 0, len(shown)
-    while i <= n - _RUN_MIN:
-        if shown[i : i + _RUN_MIN] not in data:
-            i += 1
-            continue
-        low, high = _RUN_MIN, n - i  # shown[i : i + low] is in data; find the longest
-        while low < high:
-            mid = (low + high + 1) // 2
-            if shown[i : i + mid] in data:
-                low = mid
-            else:
-                high = mid - 1
-        covered += low
-        i += low
-    return covered
