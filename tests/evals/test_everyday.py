@@ -147,6 +147,8 @@ def test_the_runner_counts_a_figure_no_tool_gave(
     assert "42" in result.answer
     assert result.ungrounded == ungrounded_figures
     assert result.row()["ungrounded"] == ungrounded_figures
+    made = ['file_read(path="numbers.txt")', *(['calculate(expression="10 + 32")'] * computed)]
+    assert result.row()["calls"] == made  # what the model sent, for reading a failure
 
 
 class MarkedEngine(ScriptedEngine):

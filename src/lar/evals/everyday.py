@@ -116,6 +116,9 @@ class TaskResult:
     """The answer is a tool's output (``pasted``), not an answer built from it: a failure."""
     english: bool = False
     """An answer in English to a request in another language (``in_english``): a failure."""
+    calls: list[str] = field(default_factory=list)
+    """The calls as the model made them (``call_text``, 300 characters at most each): what a
+    failure was built from, readable without running the task again."""
 
     def row(self) -> dict[str, Any]:
         return {
@@ -133,6 +136,7 @@ class TaskResult:
             "ungrounded": self.ungrounded,
             "pasted": self.pasted,
             "english": self.english,
+            "calls": self.calls,
         }
 
 
@@ -445,7 +449,7 @@ class EverydayRunner:
 
     def run(self, task: Task) -> TaskResult:
         from lar.memory import open_memory, statement
-        from lar.types import ModelCalled, Notice, ToolCallFinished
+        from lar.types import ModelCalled, Notice, ToolCallFinished, ToolCallStarted, call_text
 
         if self.mark is not None:
             self.runner.event_loop().run_until_complete(self.engine.rewind(self.mark))
@@ -481,6 +485,11 @@ class EverydayRunner:
             wall_s=wall,
             tools=[e.result.name for e in events if isinstance(e, ToolCallFinished)],
             events=[str(e.code) for e in events if isinstance(e, Notice)],
+            calls=[
+                call_text(e.call.name, e.call.arguments)[:300]
+                for e in events
+                if isinstance(e, ToolCallStarted)
+            ],
             **verdict,
         )
 
