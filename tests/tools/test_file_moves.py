@@ -1,6 +1,5 @@
 """file_move and file_delete: inside the workspace only, nothing overwritten, a deleted file
-kept in Lar's trash; both ask first (confirm) and are offered only when ``tools.extra`` names
-them."""
+kept in Lar's trash; both ask first (confirm) and are in the default set."""
 
 from __future__ import annotations
 
@@ -104,15 +103,12 @@ def test_deleting_a_link_deletes_the_link_not_what_it_points_to(
     assert (tmp_path / "target.txt").read_text() == "t"
 
 
-def test_both_ask_first_and_are_offered_only_when_named() -> None:
+def test_both_ask_first_and_are_in_the_default_set() -> None:
     assert file_move.permission == "confirm" and file_delete.permission == "confirm"
-    assert [t.name for t in optional_tools(["file_move", "file_delete"])] == [
-        "file_move",
-        "file_delete",
-    ]
     from lar.tools import builtin_tools
 
-    assert not {"file_move", "file_delete"} & {t.name for t in builtin_tools()}
+    assert {"file_move", "file_delete"} <= {t.name for t in builtin_tools()}
+    assert optional_tools(["file_move", "file_delete"]) == []  # offered already: not twice
 
 
 def test_a_move_into_a_place_code_runs_from_needs_a_yes(ctx: ToolContext) -> None:
