@@ -13,7 +13,8 @@ import pytest
 
 from lar.evals.draws.locale import long_date
 from lar.tools.base import ToolContext
-from lar.tools.builtin.dates import calendar, read_date
+from lar.tools.builtin import optional_tools
+from lar.tools.builtin.dates import read_date
 from lar.tools.executor import ToolExecutor
 from lar.types import ToolCall, ToolResult
 
@@ -27,7 +28,7 @@ def run(ws: Path, timezone: str | None = None, **args: object) -> ToolResult:
         asked.append(call.name)
         return False
 
-    executor = ToolExecutor([calendar], approver=approver)
+    executor = ToolExecutor(optional_tools(["calendar"]), approver=approver)
     try:
         ctx = ToolContext(workspace=ws, timezone=timezone)
         result = asyncio.run(executor.run(ToolCall("c", "calendar", dict(args)), ctx))
@@ -90,31 +91,23 @@ def test_what_it_cannot_read_is_an_error_naming_it(tmp_path: Path) -> None:
     assert not zone.ok and "Mars/Olympus" in zone.content and "IANA" in zone.content
 
 
-def test_it_is_offered_by_default_and_a_default_tool_can_be_left_out(lar_home: Path) -> None:
+def test_it_is_offered_when_named_and_a_default_tool_can_be_left_out(lar_home: Path) -> None:
     from lar.agents import gather_tools
     from lar.config import load_config
     from lar.errors import ConfigError
 
     found = gather_tools(load_config(), mcp=False)
     try:
-        assert "calendar" in {t.name for t in found.tools}  # joined on dev draw 28
+        assert "calendar" not in {t.name for t in found.tools}  # off until measured
     finally:
         found.close()
-    # named in tools.extra (a config from when it was optional): offered once, not refused
     (lar_home / "config.yaml").write_text(
         "tools:\n  extra: [calendar]\n  without: [convert_units]\n"
     )
     found = gather_tools(load_config(), mcp=False)
     try:
-        names = [t.name for t in found.tools]
-        assert names.count("calendar") == 1 and "convert_units" not in names
-        assert "calculate" in names
-    finally:
-        found.close()
-    (lar_home / "config.yaml").write_text("tools:\n  without: [calendar]\n")
-    found = gather_tools(load_config(), mcp=False)
-    try:
-        assert "calendar" not in {t.name for t in found.tools}
+        names = {t.name for t in found.tools}
+        assert "calendar" in names and "convert_units" not in names and "calculate" in names
     finally:
         found.close()
     (lar_home / "config.yaml").write_text("tools:\n  without: [calender]\n")

@@ -1,5 +1,6 @@
 """file_move and file_delete: inside the workspace only, nothing overwritten, a deleted file
-kept in Lar's trash; both ask first (confirm) and are in the default set."""
+kept in Lar's trash; both ask first (confirm) and are offered only when ``tools.extra`` names
+them."""
 
 from __future__ import annotations
 
@@ -103,12 +104,15 @@ def test_deleting_a_link_deletes_the_link_not_what_it_points_to(
     assert (tmp_path / "target.txt").read_text() == "t"
 
 
-def test_both_ask_first_and_are_in_the_default_set() -> None:
+def test_both_ask_first_and_are_offered_only_when_named() -> None:
     assert file_move.permission == "confirm" and file_delete.permission == "confirm"
+    assert [t.name for t in optional_tools(["file_move", "file_delete"])] == [
+        "file_move",
+        "file_delete",
+    ]
     from lar.tools import builtin_tools
 
-    assert {"file_move", "file_delete"} <= {t.name for t in builtin_tools()}
-    assert optional_tools(["file_move", "file_delete"]) == []  # offered already: not twice
+    assert not {"file_move", "file_delete"} & {t.name for t in builtin_tools()}
 
 
 def test_a_move_into_a_place_code_runs_from_needs_a_yes(ctx: ToolContext) -> None:

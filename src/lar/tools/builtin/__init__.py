@@ -34,14 +34,9 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     notes,
     todo,
     schedule,
-    calendar,
-    file_move,
-    file_delete,
 )
-"""The default set. The last three joined it on a whole dev draw (docs/evals.md, draw 28):
-after the others, in the order measured."""
 
-OPTIONAL_TOOLS: tuple[Tool, ...] = (code_read,)
+OPTIONAL_TOOLS: tuple[Tool, ...] = (code_read, file_move, file_delete, calendar)
 """Built in but not offered unless ``tools.extra`` names them: each joins the default set only
 once an ablation on generated draws shows it helps (docs/evals.md)."""
 
@@ -56,11 +51,9 @@ def builtin_tools() -> list[Tool]:
 
 def optional_tools(names: list[str]) -> list[Tool]:
     """The optional tools named (``tools.extra``); ``KeyError`` naming the first unknown one
-    and the known ones. A tool of the default set is offered already: named here (a config
-    written while it was optional), it is not offered twice."""
+    and the known ones."""
     known = {t.name: t for t in OPTIONAL_TOOLS}
-    offered = {t.name for t in BUILTIN_TOOLS}
     for name in names:
-        if name not in known and name not in offered:
+        if name not in known:
             raise KeyError(f"{name!r} is not an optional tool; known: {', '.join(sorted(known))}")
-    return [known[name] for name in names if name in known]
+    return [known[name] for name in names]
