@@ -90,7 +90,12 @@ def test_the_optimizer_writes_an_overlay_that_wins_held_out_and_rolls_back(
     overlay = read_overlay(store.root, "trip-packing")
     assert overlay is not None and overlay.train + overlay.held_out == 24
     assert (round(overlay.before * 100), round(overlay.after * 100)) == (before, after)
-    assert overlay.description.startswith("Helps with lists: ") and "pack" in overlay.description
+    assert overlay.description.startswith("Helps with lists: ")
+    # the words added are the served requests' own; which ones depends on the split by trace
+    # id (random here): "pack" missed the top when 7 of the 12 requests holding it were held out
+    added = set(overlay.description.removeprefix("Helps with lists: ").rstrip(".").split(", "))
+    asked = {w.lower() for t in TRIPS for w in re.findall(r"[^\W\d_]{3,}", t)}
+    assert added and added <= asked, added
     assert len(overlay.examples) == 3
     # the model and the relevance check now meet the tuned line; opening shows the examples
     assert described(store) == overlay.description
