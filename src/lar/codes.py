@@ -45,6 +45,7 @@ class Code(StrEnum):
     UNCHECKED_FIGURE = "unchecked_figure"
     UNREAD_FILE = "unread_file"
     TABLE_BY_CODE = "table_by_code"
+    NARROW_READ = "narrow_read"
     LOST_TEXT = "lost_text"
     ASSUMED_FACTOR = "assumed_factor"
     IGNORED_MEMORY = "ignored_memory"

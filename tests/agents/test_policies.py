@@ -322,6 +322,7 @@ def test_a_profile_and_its_edits_choose_the_policies() -> None:
         "percent_scale",
         "reopened_skill",
         "repeated_call",
+        "narrow_read",
         "lost_text",
     ]
     profile = ["described_call", "off_topic"]

@@ -454,6 +454,7 @@ from lar.agents.answer_policies import (  # noqa: E402 - they register after the
     UnreadFile,
 )
 from lar.agents.edit_policies import LostText  # noqa: E402
+from lar.agents.read_policies import NarrowRead  # noqa: E402
 from lar.agents.skill_policies import ReopenedSkill  # noqa: E402
 from lar.agents.table_policies import TableByCode  # noqa: E402
 from lar.agents.value_policies import FiguresWithoutData, PercentScale  # noqa: E402
@@ -466,6 +467,7 @@ DEFAULT_PROFILE: Sequence[str] = (
     RepeatedCall.name,
     UnreadFile.name,
     TableByCode.name,
+    NarrowRead.name,
     UngroundedValues.name,
     OffTopicCall.name,
     DoubtedValues.name,
