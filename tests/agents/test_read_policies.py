@@ -86,3 +86,11 @@ def test_a_read_with_a_range_or_a_keyword_is_left_as_asked(tmp_path: Path) -> No
     result = agent.run("Which version do lines 1 to 20 of settings.toml declare?")
     assert [c.arguments.get("keyword") for c in result.tool_calls] == [None, "alpha"]
     assert not [e for e in result.events if isinstance(e, Notice) and e.code == Code.NARROW_READ]
+
+
+def test_a_name_in_a_request_written_without_spaces_is_found(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    lines = ["，".join(rng.sample(["苹果", "河流", "窗户", "蜡烛", "篮子"], 3)) for _ in range(400)]
+    lines[288] = "赵磊：茶壶，森林"
+    (tmp_path / "riji.txt").write_text("\n".join(lines))
+    assert narrowing_word(tmp_path, "riji.txt", "riji.txt的哪一行提到了赵磊？") == "赵磊"

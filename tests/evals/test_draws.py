@@ -359,6 +359,18 @@ def test_the_same_seed_draws_the_same_tasks_and_another_seed_others() -> None:
     assert draw(7, languages=["de", "zh"]) == [t for t in draw(7) if t.language in ("de", "zh")]
 
 
+def test_some_files_asked_about_are_longer_than_one_read_shows() -> None:
+    """A line asked for is often past the first screenful of a long file (a log, a journal):
+    the short files of the other kinds do not test reading past it."""
+    sizes = [
+        len(c.splitlines())
+        for t in draw(2024)
+        if t.category == "file_facts"
+        for c in t.files.values()
+    ]
+    assert max(sizes) >= 100 and min(sizes) < 40
+
+
 def test_a_draw_holds_every_family_in_every_language() -> None:
     tasks = draw(2024)
     assert len(tasks) >= 240 and len({t.id for t in tasks}) == len(tasks)

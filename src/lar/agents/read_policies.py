@@ -28,6 +28,8 @@ _MIN_WORD = 3
 _MAX_SHARE = 0.2
 """A word on more than a fifth of the file's lines (and more than three) narrows nothing."""
 _WORD = re.compile(r"\w[\w.-]*\w|\w", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+"""Scripts written without spaces (Chinese, Japanese, Korean): no word stands alone there."""
 
 
 @builtin
@@ -74,9 +76,10 @@ def _whole(arguments: dict[str, object]) -> bool:
 def narrowing_word(workspace: Path, name: str, request: str) -> str | None:
     """The request's word to read ``name`` at, or None to read it whole: the file must be a
     workspace text file whose numbered lines exceed what one result shows, and not a table;
-    the word (three characters or more, not part of the file's name) must stand alone on at
-    least one line and on at most a fifth of them. The longest such word wins (a content word
-    more often than "what" or "does"), then the rarer one."""
+    the word (three characters or more, not part of the file's name; in Chinese or Japanese
+    any two to four characters) must stand alone on at least one line and on at most a fifth
+    of them. The longest such word wins (a content word more often than "what" or "does"),
+    then the rarer one."""
     path = (workspace / name).resolve()
     try:
         if not path.is_relative_to(workspace.resolve()) or not path.is_file():
@@ -91,14 +94,27 @@ def narrowing_word(workspace: Path, name: str, request: str) -> str | None:
         return None
     own = set(_WORD.findall(Path(name).name.lower()))
     own |= {part for word in own for part in re.split(r"[.\-_]", word)}
-    words = dict.fromkeys(w for w in _WORD.findall(request.lower()) if len(w) >= _MIN_WORD)
     cap = max(3, int(len(lines) * _MAX_SHARE))
     best: tuple[int, int, str] | None = None
-    for word in words:
+    for word in _candidates(request.lower()):
         if word in own or word.isdigit():
             continue
-        alone = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
+        exact = re.escape(word)
+        alone = re.compile(exact if _CJK.search(word) else rf"(?<!\w){exact}(?!\w)")
         on = sum(1 for line in lines if alone.search(line))
         if 1 <= on <= cap and (best is None or (len(word), -on) > best[:2]):
             best = (len(word), -on, word)
     return best[2] if best else None
+
+
+def _candidates(request: str) -> dict[str, None]:
+    """The request's words of three characters or more; in a script written without spaces,
+    every run of two to four of its characters (a name is often two or three)."""
+    words: dict[str, None] = {}
+    for word in _WORD.findall(request):
+        for run in _CJK.findall(word):
+            for size in range(min(4, len(run)), 1, -1):
+                words.update((run[i : i + size], None) for i in range(len(run) - size + 1))
+        rest = _CJK.sub(" ", word).split()
+        words.update((w.strip(".-"), None) for w in rest if len(w.strip(".-")) >= _MIN_WORD)
+    return words

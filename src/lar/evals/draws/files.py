@@ -214,6 +214,24 @@ def _mentions(rng: random.Random, lang: str) -> tuple[list[str], str, int]:
     return lines, people[n], n + 1
 
 
+def _padded(lines: list[str], line: int, name: str, lang: str) -> tuple[list[str], int]:
+    """Half the files that name people are long (a log or journal of 100-240 lines, no more
+    names among the added ones), so the line asked for is often past what one read shows;
+    decided by an RNG of the drawn lines, so the draw's other tasks are the same as without."""
+    local = random.Random("\n".join(lines))
+    if local.random() < 0.5:
+        return lines, line
+    filler = [
+        _joined(local.sample(WORDS[lang], local.randint(3, 8)), lang)
+        for _ in range(local.randint(100, 240) - len(lines))
+    ]
+    filler = [f for f in filler if name.casefold() not in f.casefold()]
+    target = lines[line - 1]
+    for kept in lines:
+        filler.insert(local.randint(0, len(filler)), kept)
+    return filler, filler.index(target) + 1
+
+
 def file_facts(rng: random.Random, lang: str) -> Task:
     """A text or numbers file and one fact of it: lines, words, sum, largest or smallest
     number, or the line that names someone."""
@@ -226,6 +244,7 @@ def file_facts(rng: random.Random, lang: str) -> Task:
         truth = {"sum": sum(values, Decimal(0)), "max": max(values), "min": min(values)}[kind]
     elif kind == "line_of":
         lines, fields["name"], line = _mentions(rng, lang)
+        lines, line = _padded(lines, line, fields["name"], lang)
         truth = Decimal(line)
     else:
         pool = WORDS[lang] + NAMES[lang]
