@@ -27,7 +27,8 @@ def test_file_read_ranges_and_keyword(ctx: ToolContext) -> None:
         "L2: line 2\nL3: line 3\n[lines 2-3 of 10; 7 more lines: read on with start_line=4]"
     )
     assert file_read("a.txt", ctx, keyword="LINE 10") == (
-        "L8: line 8\nL9: line 9\nL10: line 10\n['LINE 10' appears 1 time, on 1 of 10 lines]"
+        "L8- line 8\nL9- line 9\nL10: line 10\n['LINE 10' appears 1 time, on 1 of 10 lines "
+        "(line 10); lines marked '-' are only near it]"
     )
     missing = file_read("a.txt", ctx, keyword="zzz")
     assert missing.startswith("[no line contains 'zzz'; the whole file:]\nL1: line 1\n")
@@ -38,7 +39,11 @@ def test_file_read_ranges_and_keyword(ctx: ToolContext) -> None:
 def test_file_read_keyword_counts_every_occurrence_and_the_lines(ctx: ToolContext) -> None:
     (ctx.workspace / "log.txt").write_text("warn: disk\nok\nWARN warn\nok\nok\nok\nok\nend\n")
     out = file_read("log.txt", ctx, keyword="warn")
-    assert out.splitlines()[-1] == "['warn' appears 3 times, on 2 of 8 lines]"
+    assert out.splitlines()[-1] == (
+        "['warn' appears 3 times, on 2 of 8 lines (lines 1, 3); lines marked '-' are only near "
+        "them]"
+    )
+    assert "L1: warn: disk\nL2- ok\nL3: WARN warn\nL4- ok" in out
     assert "L8: end" not in out  # only the lines near a match
 
 

@@ -91,7 +91,10 @@ def test_file_find_in_one_file_looks_for_a_word_that_is_not_its_name(ws: Path) -
     found = run(ws, "file_find", pattern="fail", path="app.log").content
     assert found.startswith("[app.log is a file, not a folder: 30 bytes, 4 lines, changed ")
     assert "; lines with 'fail':]" in found
-    assert found.splitlines()[-1] == "['fail' appears 2 times, on 2 of 4 lines]"
+    assert found.splitlines()[-1] == (
+        "['fail' appears 2 times, on 2 of 4 lines (lines 2, 4); lines marked '-' are only near "
+        "them]"
+    )
     by_name = run(ws, "file_find", pattern="*.log", path="app.log").content
     assert "; its content:]" in by_name and "appears" not in by_name
 

@@ -30,6 +30,8 @@ __all__ = [
 ]
 
 _MAX_LINES = 400
+_NAMED_HITS = 12
+"""A keyword's matches named by line number in a read's last line, at most."""
 
 
 def not_a_web_address(path: str) -> None:
@@ -255,15 +257,26 @@ def file_read(
     lines = text.splitlines()
     if keyword:
         keep: set[int] = set()
-        hits = on = 0
+        hits, at = 0, list[int]()
         for i, line in enumerate(lines):
             if n := line.lower().count(keyword.lower()):
-                hits, on = hits + n, on + 1
+                hits = hits + n
+                at.append(i)
                 keep.update(range(max(0, i - 2), min(len(lines), i + 3)))
         if keep:
-            shown = "\n".join(f"L{i + 1}: {lines[i]}" for i in sorted(keep))
+            # Lines around a match are marked as such (grep's "-"), and the matches' numbers
+            # are said again: a small model otherwise gives the first number shown.
+            hit = set(at)
+            shown = "\n".join(f"L{i + 1}{':' if i in hit else '-'} {lines[i]}" for i in sorted(keep))
             times = f"{hits} time{'' if hits == 1 else 's'}"
-            return f"{shown}\n[{keyword!r} appears {times}, on {on} of {len(lines)} lines]"
+            where = ", ".join(str(i + 1) for i in at[:_NAMED_HITS])
+            where += ", …" if len(at) > _NAMED_HITS else ""
+            one = len(at) == 1
+            return (
+                f"{shown}\n[{keyword!r} appears {times}, on {len(at)} of {len(lines)} lines "
+                f"({'line' if one else 'lines'} {where}); lines marked '-' are only near "
+                f"{'it' if one else 'them'}]"
+            )
         if len(lines) > _MAX_LINES:
             return f"{path}: no line contains {keyword!r} ({len(lines)} lines)"
         # A small file is shown whole: a keyword that is not in it was most likely a word of
