@@ -47,6 +47,12 @@ def test_file_read_keyword_counts_every_occurrence_and_the_lines(ctx: ToolContex
     assert "L8: end" not in out  # only the lines near a match
 
 
+def test_file_read_keyword_with_many_matches_lists_only_them(ctx: ToolContext) -> None:
+    (ctx.workspace / "log.txt").write_text("".join(f"{w}\n" for w in "ab" * 5 + "c"))
+    out = file_read("log.txt", ctx, keyword="a")
+    assert out == "L1: a\nL3: a\nL5: a\nL7: a\nL9: a\n['a' appears 5 times, on 5 of 11 lines]"
+
+
 def test_file_read_long_file_says_how_to_continue(ctx: ToolContext) -> None:
     (ctx.workspace / "long.txt").write_text("\n".join(str(i) for i in range(1000)))
     out = file_read("long.txt", ctx)

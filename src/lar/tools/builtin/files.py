@@ -30,8 +30,6 @@ __all__ = [
 ]
 
 _MAX_LINES = 400
-_NAMED_HITS = 12
-"""A keyword's matches named by line number in a read's last line, at most."""
 
 
 def not_a_web_address(path: str) -> None:
@@ -256,22 +254,23 @@ def file_read(
     text = read_text(ctx, path)
     lines = text.splitlines()
     if keyword:
-        keep: set[int] = set()
         hits, at = 0, list[int]()
         for i, line in enumerate(lines):
             if n := line.lower().count(keyword.lower()):
                 hits = hits + n
                 at.append(i)
-                keep.update(range(max(0, i - 2), min(len(lines), i + 3)))
-        if keep:
-            # Lines around a match are marked as such (grep's "-"), and the matches' numbers
-            # are said again: a small model otherwise gives the first number shown.
-            hit = set(at)
-            shown = "\n".join(f"L{i + 1}{':' if i in hit else '-'} {lines[i]}" for i in sorted(keep))
-            times = f"{hits} time{'' if hits == 1 else 's'}"
-            where = ", ".join(str(i + 1) for i in at[:_NAMED_HITS])
-            where += ", …" if len(at) > _NAMED_HITS else ""
+        times = f"{hits} time{'' if hits == 1 else 's'}"
+        if len(at) > 2:  # a list of the matching lines, as grep gives them
+            shown = "\n".join(f"L{i + 1}: {lines[i]}" for i in at)
+            return f"{shown}\n[{keyword!r} appears {times}, on {len(at)} of {len(lines)} lines]"
+        if at:
+            # One or two matches with two lines around each, marked as such (grep's "-"), and
+            # the matches' numbers said again: a small model otherwise gives the first number
+            # shown. (Said for more matches, the numbers were copied back as the answer.)
+            keep = {j for i in at for j in range(max(0, i - 2), min(len(lines), i + 3))}
+            shown = "\n".join(f"L{i + 1}{':' if i in at else '-'} {lines[i]}" for i in sorted(keep))
             one = len(at) == 1
+            where = ", ".join(str(i + 1) for i in at)
             return (
                 f"{shown}\n[{keyword!r} appears {times}, on {len(at)} of {len(lines)} lines "
                 f"({'line' if one else 'lines'} {where}); lines marked '-' are only near "
