@@ -40,6 +40,7 @@ class Code(StrEnum):
     OFF_TOPIC_CALL = "off_topic_call"
     INVENTED_OPTION = "invented_option"
     PERCENT_SCALE = "percent_scale"
+    GROUPED_FIGURES = "grouped_figures"
     FIGURES_WITHOUT_DATA = "figures_without_data"
     ENGLISH_ANSWER = "english_answer"
     UNCHECKED_FIGURE = "unchecked_figure"

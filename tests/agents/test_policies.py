@@ -320,6 +320,7 @@ def test_a_profile_and_its_edits_choose_the_policies() -> None:
     assert native == [
         "invented_tool",
         "percent_scale",
+        "grouped_figures",
         "reopened_skill",
         "repeated_call",
         "narrow_read",

@@ -457,11 +457,16 @@ from lar.agents.edit_policies import LostText  # noqa: E402
 from lar.agents.read_policies import NarrowRead  # noqa: E402
 from lar.agents.skill_policies import ReopenedSkill  # noqa: E402
 from lar.agents.table_policies import TableByCode  # noqa: E402
-from lar.agents.value_policies import FiguresWithoutData, PercentScale  # noqa: E402
+from lar.agents.value_policies import (  # noqa: E402
+    FiguresWithoutData,
+    GroupedFigures,
+    PercentScale,
+)
 
 DEFAULT_PROFILE: Sequence[str] = (
     InventedTool.name,
     PercentScale.name,
+    GroupedFigures.name,
     InventedOption.name,
     ReopenedSkill.name,
     RepeatedCall.name,

@@ -1,7 +1,8 @@
 """The policies about values: a percentage the request gives, passed to a tool on the other
 scale than its parameter says it takes (lar.calling.percents), is put on that scale before the
 call runs; figures in an answer after every call of the request failed, which nobody gave, are
-asked about once (lar.agents.policies registers the rest)."""
+asked about once; a figure grouped in thousands with points (9.385 in German) passed as a
+decimal gets the number the request means (lar.agents.policies registers the rest)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ from typing import ClassVar
 
 from lar.agents.answers import invented_figures
 from lar.agents.policy import ACCEPT, ChangeCalls, Policy, Retry, Turn, Verdict, builtin
+from lar.calling.grouping import grouped_figures, ungrouped
 from lar.calling.percents import rescaled_percents
 from lar.calling.prompt import failed_only
 from lar.calling.relevance import request_language
 from lar.types import Code
 
-__all__ = ["PercentScale", "FiguresWithoutData"]
+__all__ = ["PercentScale", "FiguresWithoutData", "GroupedFigures"]
 
 
 @builtin
@@ -74,4 +76,35 @@ class FiguresWithoutData(Policy):
                 f"so {shown} comes from nowhere. Answer again{written}: say plainly what you "
                 "could not find or do, and why, with no figure I did not give you."
             ),
+        )
+
+
+@builtin
+class GroupedFigures(Policy):
+    name: ClassVar[str] = "grouped_figures"
+    about: ClassVar[str] = (
+        "a figure the request writes with points between thousands (9.385 in German, "
+        "Spanish, Portuguese, or next to a decimal comma) passed to a harmless tool as a "
+        "decimal (9.385): given the number the request means (9385)"
+    )
+
+    async def before_calls(self, turn: Turn) -> Verdict:
+        request = " ".join(turn.requests(1))
+        figures = grouped_figures(request) if request else {}
+        if not figures:
+            return ACCEPT
+        changed, said = [], []
+        for call in turn.calls:
+            tool = turn.tools.get(call.name)
+            fixed = ungrouped(call.arguments, figures) if tool and tool.harmless else {}
+            if fixed:
+                said += [f"{call.name} {k}={call.arguments[k]!r} → {v!r}" for k, v in fixed.items()]
+                call = dataclasses.replace(call, arguments={**call.arguments, **fixed})
+            changed.append(call)
+        if not said:
+            return ACCEPT
+        return ChangeCalls(
+            Code.GROUPED_FIGURES,
+            f"a figure grouped in thousands, passed as a decimal: {', '.join(said)}",
+            calls=tuple(changed),
         )

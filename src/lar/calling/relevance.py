@@ -174,6 +174,32 @@ def _ranker() -> Callable[[str], tuple[str, float]] | None:
     return _RANKER[0]
 
 
+_MODEL: list[Any] = []
+
+
+def language_share(text: str, names: frozenset[str]) -> float:
+    """How sure py3langid is that ``text`` is in one of the languages ``names`` (English
+    names, as ``request_language`` gives them): the sum of their probabilities, figures,
+    file names and addresses left out; 0.0 when the package is missing or nothing is left.
+    Several languages that share a trait ("Quanto dá 32% de 8.634?": Portuguese, Spanish or
+    Italian) are together sure where no one of them is."""
+    words = _UNWORDS.sub(" ", text)
+    if not words.strip():
+        return 0.0
+    if not _MODEL:
+        try:
+            from py3langid.langid import MODEL_FILE, LanguageIdentifier
+        except ImportError:
+            _MODEL.append(None)
+        else:
+            model = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+            model.set_languages(_LANGUAGES)
+            _MODEL.append(model)
+    if _MODEL[0] is None:
+        return 0.0
+    return float(sum(p for code, p in _MODEL[0].rank(words) if _NAMES.get(code) in names))
+
+
 _IDENTIFIER: list[Callable[[str], str] | None] = []
 
 
