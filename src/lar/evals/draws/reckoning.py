@@ -171,7 +171,8 @@ def _split(rng: random.Random, lang: str, tip: int) -> tuple[dict[str, str], Dec
 
 def arithmetic(rng: random.Random, lang: str) -> Task:
     """A percent of a number, a bill split evenly (with a tip or not), or an average; the
-    truth to the cent, as an answer would round it."""
+    truth to the cent, as an answer would round it, or exact where that has six places at
+    most."""
     kind = rng.choice(list(ARITHMETIC[lang]))
     if kind == "percent":
         fields, truth = _percent(rng, lang)
@@ -183,7 +184,11 @@ def arithmetic(rng: random.Random, lang: str) -> Task:
         tip = rng.choice([10, 12, 15, 18, 20]) if kind == "split_tip" else 0
         fields, truth = _split(rng, lang, tip)
     request = ask(rng, ARITHMETIC, lang, kind, **fields)
-    return make_task("arithmetic", lang, request, {"has": [figures(truth, lang)]})
+    # To the cent, or exactly where the exact value has a few more places (73.5 % of 5,901 is
+    # 4,337.235: right, not a miss of 4,337.24).
+    exact = -int(truth.normalize().as_tuple().exponent)
+    places = (2, exact) if 2 < exact <= 6 else (2,)
+    return make_task("arithmetic", lang, request, {"has": [figures(truth, lang, places)]})
 
 
 def units(rng: random.Random, lang: str) -> Task:
