@@ -94,3 +94,16 @@ def test_a_name_in_a_request_written_without_spaces_is_found(tmp_path: Path) -> 
     lines[288] = "赵磊：茶壶，森林"
     (tmp_path / "riji.txt").write_text("\n".join(lines))
     assert narrowing_word(tmp_path, "riji.txt", "riji.txt的哪一行提到了赵磊？") == "赵磊"
+
+
+def test_a_whole_read_asked_for_again_runs_as_asked(tmp_path: Path) -> None:
+    long_config(tmp_path, 8, "5.0")
+    steps = [
+        call("file_read", path="settings.toml"),
+        call("file_read", path="settings.toml", start_line=1),
+        "5.0",
+    ]
+    agent = Agent(engine=ScriptedEngine(steps), tools=[file_read], workspace=tmp_path)  # type: ignore[arg-type]
+    result = agent.run("What version does settings.toml declare?")
+    assert [c.arguments.get("keyword") for c in result.tool_calls] == ["version", None]
+    assert result.tool_calls[1].result.startswith("L1: ")

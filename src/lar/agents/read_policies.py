@@ -42,7 +42,9 @@ class NarrowRead(Policy):
     )
 
     async def before_calls(self, turn: Turn) -> Verdict:
-        if turn.workspace is None or not turn.calls:
+        """Once a run: a whole read asked for again after a narrowed one runs as asked (the
+        model wants the rest)."""
+        if turn.workspace is None or not turn.calls or self.fired(turn):
             return ACCEPT
         request = " ".join(turn.requests(1))
         changed, said = [], []
