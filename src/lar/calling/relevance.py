@@ -152,40 +152,12 @@ def request_language(text: str) -> str | None:
     return _NAMES.get(code)
 
 
-_RANKER: list[Callable[[str], tuple[str, float]] | None] = []
-
-
-def _ranker() -> Callable[[str], tuple[str, float]] | None:
-    """py3langid's classifier with probabilities, over ``_LANGUAGES``; None when missing."""
-    if not _RANKER:
-        try:
-            from py3langid.langid import MODEL_FILE, LanguageIdentifier
-        except ImportError:
-            _RANKER.append(None)
-        else:
-            model = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-            model.set_languages(_LANGUAGES)
-
-            def rank(text: str) -> tuple[str, float]:
-                code, probability = model.classify(text)
-                return str(code), float(probability)
-
-            _RANKER.append(rank)
-    return _RANKER[0]
-
-
 _MODEL: list[Any] = []
 
 
-def language_share(text: str, names: frozenset[str]) -> float:
-    """How sure py3langid is that ``text`` is in one of the languages ``names`` (English
-    names, as ``request_language`` gives them): the sum of their probabilities, figures,
-    file names and addresses left out; 0.0 when the package is missing or nothing is left.
-    Several languages that share a trait ("Quanto dá 32% de 8.634?": Portuguese, Spanish or
-    Italian) are together sure where no one of them is."""
-    words = _UNWORDS.sub(" ", text)
-    if not words.strip():
-        return 0.0
+def _model() -> Any:
+    """py3langid's classifier with probabilities over ``_LANGUAGES``, loaded once; None when
+    the package is missing."""
     if not _MODEL:
         try:
             from py3langid.langid import MODEL_FILE, LanguageIdentifier
@@ -195,9 +167,34 @@ def language_share(text: str, names: frozenset[str]) -> float:
             model = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
             model.set_languages(_LANGUAGES)
             _MODEL.append(model)
-    if _MODEL[0] is None:
+    return _MODEL[0]
+
+
+def _ranker() -> Callable[[str], tuple[str, float]] | None:
+    """The most likely language of a text and its probability; None when py3langid is
+    missing."""
+    model = _model()
+    if model is None:
+        return None
+
+    def rank(text: str) -> tuple[str, float]:
+        code, probability = model.classify(text)
+        return str(code), float(probability)
+
+    return rank
+
+
+def language_share(text: str, names: frozenset[str]) -> float:
+    """How sure py3langid is that ``text`` is in one of the languages ``names`` (English
+    names, as ``request_language`` gives them): the sum of their probabilities, figures,
+    file names and addresses left out; 0.0 when the package is missing or nothing is left.
+    Several languages that share a trait ("Quanto dá 32% de 8.634?": Portuguese, Spanish or
+    Italian) are together sure where no one of them is."""
+    words = _UNWORDS.sub(" ", text)
+    model = _model()
+    if not words.strip() or model is None:
         return 0.0
-    return float(sum(p for code, p in _MODEL[0].rank(words) if _NAMES.get(code) in names))
+    return float(sum(p for code, p in model.rank(words) if _NAMES.get(code) in names))
 
 
 _IDENTIFIER: list[Callable[[str], str] | None] = []
