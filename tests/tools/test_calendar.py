@@ -13,9 +13,8 @@ import pytest
 
 from lar.evals.draws.locale import long_date
 from lar.tools.base import ToolContext
-from lar.tools.builtin import optional_tools
-from lar.tools.builtin.dates import read_date
-from lar.tools.executor import ToolExecutor
+from lar.tools.builtin.dates import calendar, names_a_date, read_date
+from lar.tools.executor import ToolExecutor, offered_for
 from lar.types import ToolCall, ToolResult
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -28,7 +27,7 @@ def run(ws: Path, timezone: str | None = None, **args: object) -> ToolResult:
         asked.append(call.name)
         return False
 
-    executor = ToolExecutor(optional_tools(["calendar"]), approver=approver)
+    executor = ToolExecutor([calendar], approver=approver)
     try:
         ctx = ToolContext(workspace=ws, timezone=timezone)
         result = asyncio.run(executor.run(ToolCall("c", "calendar", dict(args)), ctx))
@@ -91,23 +90,30 @@ def test_what_it_cannot_read_is_an_error_naming_it(tmp_path: Path) -> None:
     assert not zone.ok and "Mars/Olympus" in zone.content and "IANA" in zone.content
 
 
-def test_it_is_offered_when_named_and_a_default_tool_can_be_left_out(lar_home: Path) -> None:
+def test_it_is_in_the_default_set_and_can_be_left_out(lar_home: Path) -> None:
     from lar.agents import gather_tools
     from lar.config import load_config
     from lar.errors import ConfigError
 
     found = gather_tools(load_config(), mcp=False)
     try:
-        assert "calendar" not in {t.name for t in found.tools}  # off until measured
+        assert "calendar" in {t.name for t in found.tools}
     finally:
         found.close()
+    # `tools.extra: [calendar]`, from when it was optional, is taken as already there
     (lar_home / "config.yaml").write_text(
         "tools:\n  extra: [calendar]\n  without: [convert_units]\n"
     )
     found = gather_tools(load_config(), mcp=False)
     try:
-        names = {t.name for t in found.tools}
-        assert "calendar" in names and "convert_units" not in names and "calculate" in names
+        names = [t.name for t in found.tools]
+        assert names.count("calendar") == 1 and "convert_units" not in names
+    finally:
+        found.close()
+    (lar_home / "config.yaml").write_text("tools:\n  without: [calendar]\n")
+    found = gather_tools(load_config(), mcp=False)
+    try:
+        assert "calendar" not in {t.name for t in found.tools}
     finally:
         found.close()
     (lar_home / "config.yaml").write_text("tools:\n  without: [calender]\n")
@@ -116,3 +122,54 @@ def test_it_is_offered_when_named_and_a_default_tool_can_be_left_out(lar_home: P
     message = str(err.value)
     assert "tools.without" in message and "'calender'" in message and "calculate" in message
     assert str(lar_home / "config.yaml") in message
+
+
+@pytest.mark.parametrize("lang", ["en", "pt", "es", "de", "fr", "zh"])
+def test_a_request_naming_a_date_in_any_language_is_seen_to_name_one(lang: str) -> None:
+    from lar.evals.draws.reckoning import dates
+
+    rng = random.Random(f"gate-{lang}")
+    for _ in range(12):
+        day = date(1950, 1, 1) + timedelta(days=rng.randint(0, 120 * 365))
+        assert names_a_date(f"{long_date(day, lang)} ?"), long_date(day, lang)
+        assert names_a_date(f"… {day.isoformat()} …")
+    for _ in range(6):  # the draws' own date questions, both kinds
+        assert names_a_date(dates(rng, lang).request)
+
+
+def test_a_request_without_a_date_is_not_seen_to_name_one() -> None:
+    rng = random.Random(11)
+    for _ in range(30):  # figures that look like years, days, amounts — no date among them
+        year, small = rng.randint(1000, 2999), rng.randint(1, 31)
+        assert not names_a_date(f"Split {year} euros between {small} people")
+        assert not names_a_date(f"Sum the {small} figures in report-{year}.csv")
+    assert not names_a_date("What version is this project? Read pyproject.toml")
+    assert not names_a_date("Renew the passport in March 2027")  # a month, no day
+
+
+def test_a_gated_tool_is_listed_last_and_only_for_a_request_its_gate_fits() -> None:
+    from lar.tools.builtin import builtin_tools
+
+    tools = builtin_tools()
+    plain = offered_for(tools, "How many lines are in todo.txt?")
+    assert calendar not in plain and [t for t in tools if t is not calendar] == plain
+    dated = offered_for(tools, "How many days from 2001-03-04 to 2002-01-01?")
+    assert dated == [*plain, calendar]  # the same listing, the gated tool after it
+
+
+def test_the_model_is_shown_calendar_only_for_a_request_naming_a_date(tmp_path: Path) -> None:
+    from lar.agents import Agent
+    from lar.engines.scripted import ScriptedEngine
+    from lar.tools.builtin import builtin_tools
+
+    def listed(request: str) -> tuple[str, str]:
+        engine = ScriptedEngine(["Done."])
+        Agent(engine=engine, tools=builtin_tools(), workspace=tmp_path).run(request)
+        return engine.calls[0][0].content, engine.calls[0][-1].content
+
+    plain, _ = listed("How many lines are in todo.txt?")
+    dated, asked = listed("Quantos dias se passam de 1 de junho de 1966 até 2 de outubro de 1966?")
+    assert "calendar" not in plain and "calendar(" in dated and "1966" in asked
+    # the listing without a date is the start of the one with it: a prompt cache keeps it
+    head = plain[: plain.index("calculate(")]
+    assert dated.startswith(head)

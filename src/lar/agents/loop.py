@@ -67,7 +67,7 @@ from lar.calling.protocol import KnownTools, ParseResult
 from lar.engines.base import Engine
 from lar.errors import EngineError
 from lar.tools.base import ToolContext
-from lar.tools.executor import ToolExecutor, tool_names
+from lar.tools.executor import ToolExecutor, offered_for, tool_names
 from lar.types import (
     Code,
     ErrorEvent,
@@ -179,7 +179,8 @@ class _Loop:
         self.engine, self.executor, self.history, self.ctx = engine, executor, history, ctx
         self.settings, self.recorder, self.run, self.carried = settings, recorder, run, carried
         self.started = time.perf_counter()
-        self.tools = executor.visible()
+        asked = next((m.content for m in reversed(history) if m.role == "user"), "")
+        self.tools = offered_for(executor.visible(), asked)
         self.by_name = {t.name: t for t in self.tools}
         self.known = tool_names(self.tools)
         if settings.track == "protocol" and has_reply(self.tools):

@@ -154,6 +154,11 @@ class Tool:
         self.down: Callable[[], str | None] | None = None
         """Why the tool cannot run now (its MCP server is down), or None: while it says so the
         tool is not offered to the model (``ToolExecutor.visible``)."""
+        self.offered: Callable[[str], bool] | None = None
+        """Whether a request's text shows the tool is for it (a date for ``calendar``), or
+        None: listed for every request. A tool so gated is listed after all the others, so the
+        listing's fixed part stays the same (and cached) for every request
+        (``lar.tools.executor.offered_for``)."""
         self.replaces = replaces
         """The names of the (old, new) text arguments of a tool that replaces text: what a call
         would delete is what is in ``old`` and not in ``new`` (lar.agents.edit_policies)."""
@@ -314,6 +319,7 @@ class SchemaTool(Tool):
             ) from None
         self.fn = fn
         self.down = None
+        self.offered = None
         self.name = name
         self.description = description.strip() or name
         self.permission = permission

@@ -466,3 +466,11 @@ def _network_error(exc: BaseException) -> bool:
 def tool_names(tools: Sequence[Tool]) -> dict[str, list[str]]:
     """name → ordered parameter names, as the protocol parser wants them."""
     return {t.name: list(t.parameters.get("properties", {})) for t in tools}
+
+
+def offered_for(tools: Sequence[Tool], request: str) -> list[Tool]:
+    """The tools listed for ``request``: every tool not gated by ``Tool.offered``, then the
+    gated ones whose gate the request passes — last, so the listing's fixed part is the same
+    for every request (a prompt cache keeps it) and a request no gate fits sees exactly it."""
+    always = [t for t in tools if t.offered is None]
+    return [*always, *(t for t in tools if t.offered is not None and t.offered(request))]

@@ -34,9 +34,10 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     notes,
     todo,
     schedule,
+    calendar,  # listed only for a request that names a date (``Tool.offered``)
 )
 
-OPTIONAL_TOOLS: tuple[Tool, ...] = (code_read, file_move, file_delete, calendar)
+OPTIONAL_TOOLS: tuple[Tool, ...] = (code_read, file_move, file_delete)
 """Built in but not offered unless ``tools.extra`` names them: each joins the default set only
 once an ablation on generated draws shows it helps (docs/evals.md)."""
 
@@ -51,9 +52,11 @@ def builtin_tools() -> list[Tool]:
 
 def optional_tools(names: list[str]) -> list[Tool]:
     """The optional tools named (``tools.extra``); ``KeyError`` naming the first unknown one
-    and the known ones."""
+    and the known ones. A name of the default set (``calendar`` was optional once) is taken as
+    already there."""
     known = {t.name: t for t in OPTIONAL_TOOLS}
+    default = {t.name for t in BUILTIN_TOOLS}
     for name in names:
-        if name not in known:
+        if name not in known and name not in default:
             raise KeyError(f"{name!r} is not an optional tool; known: {', '.join(sorted(known))}")
-    return [known[name] for name in names]
+    return [known[name] for name in names if name in known]

@@ -14,11 +14,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from lar.tools.base import ToolContext, tool
 
-__all__ = ["calendar", "read_date"]
+__all__ = ["calendar", "read_date", "names_a_date"]
 
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 _MAX_WORDS = 6
 """The most words a written date takes ("le 1er mai 2031", "17 de março de 1977")."""
+_ISO_IN = re.compile(r"(?<!\d)\d{4}-\d{1,2}-\d{1,2}(?!\d)")
+_CJK_DATE = re.compile(r"\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日")
+_YEAR = re.compile(r"[12]\d{3}")
+_DAY = re.compile(r"(?<!\d)(?:[1-9]|[12]\d|3[01])(?!\d)")
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
@@ -77,6 +81,33 @@ def _full_date(text: str, settings: dict[str, object]) -> dt.datetime | None:
     return None
 
 
+def names_a_date(text: str) -> bool:
+    """Whether ``text`` names a whole calendar date: ISO (1994-10-05), CJK (1953年2月5日), or
+    a run of up to five words ending in a year with a day among its figures that ``dateparser``
+    reads strictly in any language it knows ("2 de outubro de 1966", "July 19, 2002",
+    "31. Oktober 1989"). Only runs with a day figure before a year are parsed, so a request
+    without a date costs a regular expression (a date's gate for ``calendar``)."""
+    import dateparser
+
+    if _ISO_IN.search(text) or _CJK_DATE.search(text):
+        return True
+    words = [w.strip("?!,;:¿¡()\"'“”«»") for w in text.split()][:400]
+    strict = {"STRICT_PARSING": True, "PREFER_DAY_OF_MONTH": "first"}
+    for end, word in enumerate(words):
+        if not _YEAR.fullmatch(word):
+            continue
+        for start in range(max(0, end - _MAX_WORDS + 2), end):
+            run = " ".join(w for w in words[start : end + 1] if w)
+            if not _DAY.search(" ".join(words[start:end])):
+                continue
+            found: dt.datetime | None = dateparser.parse(run, settings=strict)
+            if found is not None and {found.year, found.day} <= {
+                int(f) for f in re.findall(r"\d+", run)
+            }:
+                return True
+    return False
+
+
 def _zone(name: str, ctx: ToolContext) -> ZoneInfo | None:
     chosen = name.strip() or ctx.timezone or ""
     if not chosen:
@@ -114,3 +145,6 @@ def calendar(ctx: ToolContext, date: str = "today", until: str = "", zone: str =
         where = f" in {tz.key}" if tz is not None else ""
         said += f"; now{where}: {_named(now.date())} {now:%Y-%m-%d %H:%M} (UTC{now:%z})"
     return said
+
+
+calendar.offered = names_a_date
