@@ -94,6 +94,19 @@ def test_simplify_collapses_whitespace() -> None:
     assert simplify_html("<p>a\n\n   b</p><p></p><div>c</div>") == "a b\nc"
 
 
+def test_simplify_keeps_a_tables_cells_apart_and_a_title_once() -> None:
+    import random
+
+    rng = random.Random(5)
+    rows = [(f"item{i}", f"{rng.randint(1, 99)},{rng.randint(10, 99)} €") for i in range(6)]
+    cells = "".join(f"<tr><td>{a}</td><td>{b}</td></tr>" for a, b in rows)
+    html = f"<title>Shop</title><h1>Shop</h1><table><tr><th>x</th><th>y</th></tr>{cells}</table>"
+    text = simplify_html(html)
+    assert text.splitlines() == ["# Shop", "x | y", *(f"{a} | {b}" for a, b in rows)]
+    other = simplify_html("<title>Shop</title><h1>Welcome</h1><p>hi</p>")
+    assert other.splitlines() == ["# Shop", "# Welcome", "hi"]
+
+
 def test_notes_and_todo_persist(tmp_path: Path) -> None:
     ctx = ToolContext(workspace=tmp_path, home=tmp_path / "home")
     assert notes("add", ctx, text="Anna likes tea") == "added note 1: Anna likes tea"

@@ -49,6 +49,7 @@ class _Simplifier(HTMLParser):
         self.in_title = False
         self.href: str | None = None
         self.link_text: list[str] = []
+        self.cells = 0  # cells begun in this table row: the next is set off with " | "
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "title":
@@ -59,7 +60,12 @@ class _Simplifier(HTMLParser):
             self.parts.append("\n\n" + "#" * int(tag[1]) + " ")
         elif tag == "li":
             self.parts.append("\n- ")
+        elif tag in ("td", "th"):
+            # cells run together otherwise: "apple$86.85", "Leiter2,25 €"
+            self.parts.append(" | " if self.cells else "")
+            self.cells += 1
         elif tag in _BLOCK:
+            self.cells = 0 if tag in ("tr", "table") else self.cells
             self.parts.append("\n")
         elif tag == "a":
             href = dict(attrs).get("href")
@@ -102,7 +108,8 @@ def simplify_html(html: str, base: str = "") -> str:
         if line and line not in ("-", "#"):
             lines.append(line)
     title = " ".join(parser.title.split())
-    return (f"# {title}\n" if title else "") + "\n".join(lines)
+    shown = title and not (lines and lines[0] == f"# {title}")  # a heading that repeats it
+    return (f"# {title}\n" if shown else "") + "\n".join(lines)
 
 
 def _url_danger(args: dict[str, Any], ctx: ToolContext) -> Verdict:
