@@ -231,6 +231,8 @@ CONVERTER = "convert_units"
 """The built-in tool unit factors should come from (lar.tools.builtin.calc)."""
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
+_COMMA_DECIMAL = re.compile(r"(?<![\w.,])\d{1,3}(?:\.\d{3})*,\d+(?![\w]|[.,]\d)")
+"""A figure with a decimal comma ("279,2", "1.234,5"): the number the model passes as 279.2."""
 
 
 def _value(figure: str) -> float:
@@ -255,6 +257,9 @@ def assumed_factors(expression: str, grounding: str, request: str = "") -> list[
     from lar.tools.builtin.calc import unit_factor, wrong_unit_factor
 
     known = [_value(f) for f in _NUMBER.findall(grounding)]
+    known += [
+        float(f.replace(".", "").replace(",", ".")) for f in _COMMA_DECIMAL.findall(grounding)
+    ]
 
     def given(x: float) -> bool:
         forms = (x, x * 100, (1 - x) * 100, (x - 1) * 100)

@@ -2,11 +2,14 @@
 scale than its parameter says it takes (lar.calling.percents), is put on that scale before the
 call runs; figures in an answer after every call of the request failed, which nobody gave, are
 asked about once; a figure grouped in thousands with points (9.385 in German) passed as a
-decimal gets the number the request means (lar.agents.policies registers the rest)."""
+decimal gets the number the request means; a conversion between two units the request names,
+worked out by hand, is run by the converter (lar.agents.policies registers the rest)."""
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 from typing import ClassVar
 
 from lar.agents.answers import invented_figures
@@ -15,9 +18,11 @@ from lar.calling.grouping import grouped_figures, ungrouped
 from lar.calling.percents import rescaled_percents
 from lar.calling.prompt import failed_only
 from lar.calling.relevance import request_language
-from lar.types import Code
+from lar.types import Code, ToolCall
 
-__all__ = ["PercentScale", "FiguresWithoutData", "GroupedFigures"]
+__all__ = ["PercentScale", "FiguresWithoutData", "GroupedFigures", "ToConverter"]
+
+_FIGURE = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w]|[.,]\d)")
 
 
 @builtin
@@ -107,4 +112,61 @@ class GroupedFigures(Policy):
             Code.GROUPED_FIGURES,
             f"a figure grouped in thousands, passed as a decimal: {', '.join(said)}",
             calls=tuple(changed),
+        )
+
+
+@builtin
+class ToConverter(Policy):
+    name: ClassVar[str] = "to_converter"
+    about: ClassVar[str] = (
+        "a first calculation, or conversion, of a request that asks to convert an amount "
+        "between two units pint reads (109 degrees Fahrenheit to Celsius, 12,5 km in miles), "
+        "worked out with factors the model supplied or from another amount: run by the "
+        "converter on the request's amount and units instead"
+    )
+
+    async def before_calls(self, turn: Turn) -> Verdict:
+        from lar.tools.builtin.calc import asked_conversion
+
+        if turn.run.completed or "convert_units" not in turn.tools:
+            return ACCEPT  # later calls work on results, not on the request's amount
+        asked = asked_conversion(" ".join(turn.requests(1)))
+        if asked is None:
+            return ACCEPT
+        amount, source, target = asked
+        changed, said = [], []
+        for call in turn.calls:
+            if self._stands_for(call, amount, " ".join(turn.requests(1))):
+                said.append(f"{call.name}({', '.join(map(str, call.arguments.values()))})")
+                call = dataclasses.replace(
+                    call,
+                    name="convert_units",
+                    arguments={"value": amount, "from_unit": source, "to_unit": target},
+                )
+            changed.append(call)
+        if not said:
+            return ACCEPT
+        return ChangeCalls(
+            Code.TO_CONVERTER,
+            f"a conversion the request asks for, run by the converter: {', '.join(said)} → "
+            f"convert_units({amount:g}, {source}, {target})",
+            calls=tuple(changed),
+        )
+
+    @staticmethod
+    def _stands_for(call: ToolCall, amount: float, request: str) -> bool:
+        """A calculation of the amount with no other figure of the request (its factors are
+        the model's), or a conversion of some other amount than the request's."""
+        from lar.tools.builtin.calc import amount_of
+
+        if call.name == "convert_units":
+            value = call.arguments.get("value")
+            return isinstance(value, int | float) and not math.isclose(value, amount)
+        expression = call.arguments.get("expression") if call.name == "calculate" else None
+        if not isinstance(expression, str):
+            return False
+        given = {amount_of(f) for f in _FIGURE.findall(request)}
+        used = [amount_of(f) for f in _FIGURE.findall(expression)]
+        return any(math.isclose(u, amount) for u in used) and not any(
+            u in given and not math.isclose(u, amount) for u in used
         )
