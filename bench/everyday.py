@@ -276,15 +276,16 @@ def main() -> int:
     if args.versus is not None:
         import yaml
 
-        from lar.tools import builtin_tools, optional_tools
+        from lar.agents.toolset import configured_builtins
+        from lar.errors import ConfigError
 
         key, sep, raw = args.versus.partition("=")
         if not sep:
             parser.error(f"--versus: {args.versus!r} is not KEY=VALUE")
         try:
             other = overridden(runner.config, key.strip(), yaml.safe_load(raw))
-            tools = [*builtin_tools(), *optional_tools(other.tools.extra)]
-        except (KeyError, ValueError) as exc:
+            tools = configured_builtins(other)  # tools.extra and tools.without, as `lar run`
+        except (KeyError, ValueError, ConfigError) as exc:
             parser.error(f"--versus {args.versus}: {exc}")
         arm = (args.versus, other, runner.agent.replace(tools=tools))
     mine = (runner.config, runner.agent)
