@@ -123,6 +123,14 @@ def test_file_find_counts_files_and_lines_under_subfolders(ws: Path) -> None:
     assert "12 lines]" in r.content
 
 
+def test_file_find_takes_an_extension_alone_as_the_files_ending_so(ws: Path) -> None:
+    r = run(ws, "file_find", pattern=".py", path="src")
+    assert r.ok and r.content.splitlines()[-1].startswith("[total: 2 files matching '*.py'")
+    (ws / ".py").write_text("a file named so\n")  # where such a name exists, it is the one
+    assert "[total: 1 files matching '.py'" in run(ws, "file_find", pattern=".py").content
+    assert "no file matches '.pdf' or '*.pdf'" in run(ws, "file_find", pattern=".pdf").content
+
+
 def test_file_find_sorts_by_size_and_date(ws: Path) -> None:
     largest = run(ws, "file_find", sort="size").content.splitlines()[0]
     assert largest.startswith("notes.txt")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 import time
 from collections.abc import Iterator
@@ -262,8 +263,14 @@ def file_find(
         return content
     top = _folder(ctx, path)
     matched, cut = _walk(ctx, top, _shown_from(ctx, top), pattern)
+    asked = pattern
+    if not matched and re.fullmatch(r"\.\w{1,8}", pattern.strip()):
+        # ".pdf" meant as the files ending so (a file named ".pdf" alone is rare)
+        pattern = "*" + pattern.strip()
+        matched, cut = _walk(ctx, top, _shown_from(ctx, top), pattern)
     if not matched:
-        return f"no file matches {pattern!r} under {path}" + (" (search cut short)" if cut else "")
+        said = repr(asked) + (f" or {pattern!r}" if pattern != asked else "")
+        return f"no file matches {said} under {path}" + (" (search cut short)" if cut else "")
     if sort == "size":
         matched.sort(key=lambda e: (-e.size, e.shown))
     elif sort == "newest":
