@@ -76,7 +76,7 @@ def test_run_answers_on_stdout_with_staged_logs_on_stderr(lar_home: Path, worksp
     assert 'tool: file_read(path="notes.txt") ok' in out.stderr
     assert "done. total tokens 30" in out.stderr
     assert srv.requests[1]["messages"][-1]["content"] == (
-        "L1: buy milk\n[the whole file: 1 line, 9 bytes]"
+        "L1: buy milk\n[the whole file: 1 line, 2 words, 9 bytes]"
     )
 
 

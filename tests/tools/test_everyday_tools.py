@@ -109,7 +109,7 @@ def test_spaces_around_a_path_are_dropped_unless_such_a_name_exists(ws: Path) ->
 
 def test_file_read_of_a_whole_file_says_its_lines_and_size(ws: Path) -> None:
     whole = run(ws, "file_read", path="src/a.py").content
-    assert whole.splitlines()[-1] == "[the whole file: 2 lines, 12 bytes]"
+    assert whole.splitlines()[-1] == "[the whole file: 2 lines, 6 words, 12 bytes]"
     part = run(ws, "file_read", path="src/pkg/b.py", start_line=2, end_line=3).content
     assert "the whole file" not in part
 
@@ -121,6 +121,24 @@ def test_file_find_counts_files_and_lines_under_subfolders(ws: Path) -> None:
     assert "src/pkg/b.py" in r.content and "10 lines" in r.content
     assert r.content.splitlines()[-1].startswith("[total: 2 files matching '*.py'")
     assert "12 lines]" in r.content
+
+
+def test_the_words_of_one_file_are_counted_as_wc_does(ws: Path) -> None:
+    import random
+
+    rng = random.Random(3)
+    lines = [" ".join("w" * rng.randint(1, 6) for _ in range(rng.randint(0, 9))) for _ in range(30)]
+    (ws / "prose.txt").write_text("\n".join(lines) + "\n")
+    words = sum(len(line.split()) for line in lines)
+    whole = run(ws, "file_read", path="prose.txt").content.splitlines()[-1]
+    assert (
+        whole
+        == f"[the whole file: 30 lines, {words} words, {(ws / 'prose.txt').stat().st_size} bytes]"
+    )
+    assert f"30 lines  {words} words" in run(ws, "file_find", pattern="prose.txt").content
+    assert " words" not in run(ws, "file_find", pattern="*.py").content  # one file only
+    (ws / "zh.txt").write_text("今天去超市买牛奶\n明天去银行\n")  # no spaces between words
+    assert "words" not in run(ws, "file_read", path="zh.txt").content
 
 
 def test_file_find_takes_an_extension_alone_as_the_files_ending_so(ws: Path) -> None:

@@ -208,6 +208,14 @@ def _open_outside(ctx: ToolContext, path: str) -> int:
     return fd
 
 
+def word_count(text: str) -> int | None:
+    """Words as ``wc -w`` counts them (runs between spaces), or None for text in a script
+    written without spaces between words (Chinese, Japanese), where that count means nothing."""
+    if any("\u3040" <= c <= "\u30ff" or "\u4e00" <= c <= "\u9fff" for c in text):
+        return None
+    return len(text.split())
+
+
 def size_text(n: int) -> str:
     """1,234 bytes → '1.2 KB' (powers of 1024, one decimal)."""
     value = float(n)
@@ -288,8 +296,11 @@ def file_read(
     if start == 1 and end == len(lines) and lines:
         # Said once, so "how big is it" or "how many lines" needs no other tool or counting.
         n = len(lines)
+        words = word_count(text)
+        said = f", {words} word{'' if words == 1 else 's'}" if words is not None else ""
         out.append(
-            f"[the whole file: {n} line{'' if n == 1 else 's'}, {size_text(len(text.encode()))}]"
+            f"[the whole file: {n} line{'' if n == 1 else 's'}{said}, "
+            f"{size_text(len(text.encode()))}]"
         )
     if end < len(lines):  # said even for a range asked for: the model may have guessed it
         out.append(

@@ -22,6 +22,7 @@ from lar.tools.builtin.files import (
     read_outside_danger,
     resolve_path,
     size_text,
+    word_count,
 )
 
 __all__ = ["folder_list", "file_find"]
@@ -283,6 +284,9 @@ def file_find(
     for e in shown:
         n = counts[e.path]
         lines = f"  {n} lines" if n is not None else ""
+        if n is not None and len(matched) == 1:  # one file asked about: its words too
+            words = word_count(e.path.read_text(encoding="utf-8", errors="replace"))
+            lines += f"  {words} words" if words is not None else ""
         out.append(f"{e.shown}  {size_text(e.size)}{lines}  {_when(e.modified)}")
     if len(matched) > len(shown):
         out.append(f"[{len(matched) - len(shown)} more not listed]")
