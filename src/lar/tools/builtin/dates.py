@@ -87,8 +87,6 @@ def names_a_date(text: str) -> bool:
     reads strictly in any language it knows ("2 de outubro de 1966", "July 19, 2002",
     "31. Oktober 1989"). Only runs with a day figure before a year are parsed, so a request
     without a date costs a regular expression (a date's gate for ``calendar``)."""
-    import dateparser
-
     if _ISO_IN.search(text) or _CJK_DATE.search(text):
         return True
     words = [w.strip("?!,;:¿¡()\"'“”«»") for w in text.split()][:400]
@@ -100,6 +98,8 @@ def names_a_date(text: str) -> bool:
             run = " ".join(w for w in words[start : end + 1] if w)
             if not _DAY.search(" ".join(words[start:end])):
                 continue
+            import dateparser  # imported only for a request with a day and a year in it
+
             found: dt.datetime | None = dateparser.parse(run, settings=strict)
             if found is not None and {found.year, found.day} <= {
                 int(f) for f in re.findall(r"\d+", run)
