@@ -152,7 +152,7 @@ def test_a_gated_tool_is_listed_last_and_only_for_a_request_its_gate_fits() -> N
 
     tools = builtin_tools()
     plain = offered_for(tools, "How many lines are in todo.txt?")
-    assert calendar not in plain and [t for t in tools if t is not calendar] == plain
+    assert calendar not in plain and [t for t in tools if t.offered is None] == plain
     dated = offered_for(tools, "How many days from 2001-03-04 to 2002-01-01?")
     assert dated == [*plain, calendar]  # the same listing, the gated tool after it
 

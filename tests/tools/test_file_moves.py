@@ -1,6 +1,6 @@
 """file_move and file_delete: inside the workspace only, nothing overwritten, a deleted file
-kept in Lar's trash; both ask first (confirm) and are offered only when ``tools.extra`` names
-them."""
+kept in Lar's trash; both ask first (confirm); file_delete is offered only when ``tools.extra``
+names it, file_move for a request that names two files."""
 
 from __future__ import annotations
 
@@ -104,15 +104,36 @@ def test_deleting_a_link_deletes_the_link_not_what_it_points_to(
     assert (tmp_path / "target.txt").read_text() == "t"
 
 
-def test_both_ask_first_and_are_offered_only_when_named() -> None:
-    assert file_move.permission == "confirm" and file_delete.permission == "confirm"
-    assert [t.name for t in optional_tools(["file_move", "file_delete"])] == [
-        "file_move",
-        "file_delete",
-    ]
+def test_both_ask_first_delete_is_offered_when_named_move_for_two_files() -> None:
     from lar.tools import builtin_tools
+    from lar.tools.builtin.files import names_two_files
+    from lar.tools.executor import offered_for
 
-    assert not {"file_move", "file_delete"} & {t.name for t in builtin_tools()}
+    assert file_move.permission == "confirm" and file_delete.permission == "confirm"
+    assert [t.name for t in optional_tools(["file_move", "file_delete"])] == ["file_delete"]
+    assert "file_delete" not in {t.name for t in builtin_tools()}
+    assert file_move in builtin_tools() and file_move.offered is names_two_files
+    rename = offered_for(builtin_tools(), "Renomme taches.md en courses.txt.")
+    assert rename[-1] is file_move  # listed last, after the listing every request sees
+    assert file_move not in offered_for(builtin_tools(), "Supprime rapport.txt.")
+
+
+@pytest.mark.parametrize(
+    ("request_", "two"),
+    [("Mude o nome de tarefas.md para contatos.txt.", True),
+     ("将biji.md改名为baogao.txt。", True),  # names between Chinese words
+     ("Move relatório.txt to arquivo/relatório-2.txt", True),
+     ("Delete report.md.", False),
+     ("Create a file named plans.md that says: buy milk", False),
+     ("Read http://127.0.0.1:8000/a.html and notes.txt", False),  # an address is no file
+     ("Summarize README.md, e.g. its goals", False),  # "e.g." is no file
+     ("Compare 3.5 and 4.25", False),
+     ("Compare notes.txt with notes.TXT", False)],  # one file, written twice
+)  # fmt: skip
+def test_two_files_are_seen_where_a_request_names_two(request_: str, two: bool) -> None:
+    from lar.tools.builtin.files import names_two_files
+
+    assert names_two_files(request_) is two
 
 
 def test_a_move_into_a_place_code_runs_from_needs_a_yes(ctx: ToolContext) -> None:

@@ -7,6 +7,7 @@ import ctypes
 import errno
 import fcntl
 import os
+import re
 import shutil
 import stat
 import struct
@@ -449,3 +450,22 @@ def file_delete(path: str, ctx: ToolContext) -> str:
     kept.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(entry, kept)  # a rename; a copy and delete where the home is on another disk
     return f"deleted {path} (kept in {kept} until you empty Lar's trash)"
+
+
+_NAME_CHAR = r"[^\W\u3040-\u30ff\u3400-\u9fff\uff00-\uffef]"  # a word's, not Chinese or Japanese
+_FILE_NAME = re.compile(
+    rf"(?<!{_NAME_CHAR})(?<![.-]){_NAME_CHAR}(?:{_NAME_CHAR}|[.-])*\.[A-Za-z][A-Za-z0-9]{{1,4}}"
+    rf"(?!(?:{_NAME_CHAR}|[.-])*{_NAME_CHAR})"
+)
+_ADDRESS = re.compile(r"\S+://\S+")
+
+
+def names_two_files(request: str) -> bool:
+    """Whether ``request`` names two different files (``name.ext``, addresses aside): what a
+    move or a rename names, its source and its new name ("Rename taches.md en courses.txt",
+    "将biji.md改名为baogao.txt"). ``file_move``'s gate (``Tool.offered``)."""
+    names = {m.group(0).casefold() for m in _FILE_NAME.finditer(_ADDRESS.sub(" ", request))}
+    return len(names) >= 2
+
+
+file_move.offered = names_two_files
