@@ -146,9 +146,7 @@ def test_a_weekday_and_a_span_of_days_are_computed_by_the_calendar(
     day = date(1960, 1, 1) + timedelta(days=rng.randint(0, 80 * 365))
     start = date(2000, 1, 1) + timedelta(days=rng.randint(0, 40 * 365))
     end = start + timedelta(days=rng.randint(40, 900))
-    from lar.tools.builtin import optional_tools
-
-    tools = [*builtin_tools(), *optional_tools(["calendar"])]  # offered with tools.extra
+    tools = builtin_tools()  # calendar among them, listed for a request that names a date
     with Agent(tools=tools, workspace=tmp_path, approver=lambda c, t: False) as agent:
         weekday = agent.run(
             f"Welcher Wochentag war der {day.day}. {GERMAN_MONTHS[day.month - 1]} {day.year}?"
