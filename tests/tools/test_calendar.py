@@ -20,7 +20,9 @@ from lar.types import ToolCall, ToolResult
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
-def run(ws: Path, timezone: str | None = None, **args: object) -> ToolResult:
+def run(
+    ws: Path, timezone: str | None = None, language: str | None = None, **args: object
+) -> ToolResult:
     asked: list[str] = []
 
     def approver(call: ToolCall, tool: object) -> bool:
@@ -29,7 +31,7 @@ def run(ws: Path, timezone: str | None = None, **args: object) -> ToolResult:
 
     executor = ToolExecutor([calendar], approver=approver)
     try:
-        ctx = ToolContext(workspace=ws, timezone=timezone)
+        ctx = ToolContext(workspace=ws, timezone=timezone, language=language)
         result = asyncio.run(executor.run(ToolCall("c", "calendar", dict(args)), ctx))
     finally:
         executor.close()
@@ -173,3 +175,42 @@ def test_the_model_is_shown_calendar_only_for_a_request_naming_a_date(tmp_path: 
     # the listing without a date is the start of the one with it: a prompt cache keeps it
     head = plain[: plain.index("calculate(")]
     assert dated.startswith(head)
+
+
+def test_the_weekday_is_named_in_the_requests_language_too(tmp_path: Path) -> None:
+    from lar.evals.draws.locale import WEEKDAYS as NAMES
+
+    rng = random.Random(12)
+    for lang in ("pt", "es", "de", "fr", "zh"):
+        for _ in range(4):
+            day = date(1950, 1, 1) + timedelta(days=rng.randint(0, 100 * 365))
+            said = run(tmp_path, language=lang, date=day.isoformat()).content
+            english = WEEKDAYS[day.weekday()]
+            assert said.startswith(f"{day.isoformat()} is a {english} ({lang}: "), said
+            local = said.partition(f"({lang}: ")[2].rstrip(")")
+            assert any(n.casefold() in local.casefold() for n in NAMES[lang][day.weekday()])
+    # figures alone are read day first outside English, month first in it
+    assert run(tmp_path, language="fr", date="10/05/1970").content.startswith("1970-05-10")
+    assert run(tmp_path, date="10/05/1970").content.startswith("1970-10-05")
+    assert run(tmp_path, language="zh", date="2008/05/09").content.startswith("2008-05-09")
+
+
+def test_a_run_tells_its_tools_the_requests_language(tmp_path: Path) -> None:
+    from lar.agents import Agent
+    from lar.engines.scripted import ScriptedEngine
+    from lar.tools.base import tool
+
+    seen: list[str | None] = []
+
+    @tool
+    def peek(ctx: ToolContext) -> str:
+        """Look."""
+        seen.append(ctx.language)
+        return "ok"
+
+    call = '<tool_call>{"name": "peek", "arguments": {}}</tool_call>'
+    for request in ("Que dia da semana é 11 de maio de 2015, por favor?",
+                    "Which weekday was the eleventh of May 2015, please?"):  # fmt: skip
+        engine = ScriptedEngine([call, "It is a Monday."], repeat_last=True)
+        Agent(engine=engine, tools=[peek], workspace=tmp_path).run(request)
+    assert seen == ["pt", None]

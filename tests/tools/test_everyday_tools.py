@@ -345,3 +345,8 @@ def test_calculate_takes_a_span_between_two_dates_as_days_never_as_figures(ws: P
     bad = run(ws, "calculate", expression="2023-02-30 - 2023-01-01")
     assert not bad.ok and "2023-02-30" in bad.content
     assert run(ws, "calculate", expression="2024 - 10 - 11").content.endswith("= 2003")
+    # "from A to B" in any words or signs between the two dates: the days from A to B
+    for between in (" to ", "到", " – ", " ~ "):
+        span = run(ws, "calculate", expression=f"2004-04-09{between}2004-08-19")
+        assert span.ok and "= 132 days (from 2004-04-09 to 2004-08-19)" in span.content
+    assert not run(ws, "calculate", expression="2004-04-09 + 2004-08-19").ok

@@ -24,6 +24,7 @@ from lar.agents.loop import (
 from lar.agents.request import loop_settings
 from lar.agents.results import PromptPreview, RunResult, failure_error, final_text
 from lar.agents.state import TaskRecorder
+from lar.calling.relevance import request_language_code
 from lar.engines.base import Engine, exclusive_loop
 from lar.errors import LarError
 from lar.memory.consolidate import Consolidated, consolidate, due_sessions, end_turn, log_turn
@@ -333,6 +334,9 @@ class Session:
             memory=self.memory,
             redact=runner.redactor.text,
             timezone=runner.config.scheduler.timezone,
+            language=request_language_code(
+                next((m.content for m in reversed(messages) if m.role == "user"), "")
+            ),
         )
         if settings.stream != stream_text:
             settings = dataclasses.replace(settings, stream=stream_text)

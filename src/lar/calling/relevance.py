@@ -51,6 +51,7 @@ __all__ = [
     "invented_options",
     "in_embedder_language",
     "request_language",
+    "request_language_code",
 ]
 
 OFF_TOPIC_BELOW = 0.15
@@ -135,11 +136,17 @@ only, "yusuan.txt一共几行？" was taken whole, and no Chinese request with a
 name in it was ever named.)"""
 
 
-@functools.lru_cache(maxsize=256)
 def request_language(text: str) -> str | None:
     """The English name of the language ``text`` is written in, where that is not English
     and the identifier is sure of it (``SURE``); None otherwise (English, unsure, too short,
     or py3langid missing) — an instruction then names no language, as before."""
+    code = request_language_code(text)
+    return None if code is None else _NAMES.get(code)
+
+
+@functools.lru_cache(maxsize=256)
+def request_language_code(text: str) -> str | None:
+    """``request_language`` as the identifier's ISO 639-1 code ("pt", "zh")."""
     words = _UNWORDS.sub(" ", text)
     if len(words.strip()) < 4 or in_embedder_language(words):
         return None
@@ -147,9 +154,9 @@ def request_language(text: str) -> str | None:
     if rank is None:
         return None
     code, probability = rank(words)
-    if code == "en" or probability < SURE:
+    if code == "en" or probability < SURE or code not in _NAMES:
         return None
-    return _NAMES.get(code)
+    return code
 
 
 _MODEL: list[Any] = []

@@ -63,6 +63,9 @@ class ToolContext:
     and breaker (a skill's steps, lar.skills); set by the executor for the call being run."""
     timezone: str | None = None
     """The user's IANA time zone (``scheduler.timezone``); None: this machine's."""
+    language: str | None = None
+    """The request's language (ISO 639-1) where it is surely not English, else None: a tool
+    may name what it found in it too (``calendar``'s weekday)."""
     stage: bool = False
     """For ``stages`` tools: run against a copy of the workspace and return
     ``lar.tools.staging.Staged`` (or raise ``CannotStage`` before running)."""

@@ -52,10 +52,13 @@ _FUNCTIONS: dict[str, Any] = {
 }
 _NAMES = {"pi": math.pi, "e": math.e}
 _ISO_DATE = r"(\d{4})-(\d{1,2})-(\d{1,2})"
-_DATE = re.compile(rf"(?<![\w.-]){_ISO_DATE}(?![\w.])")
+_DATE = re.compile(rf"(?<![\d.-]){_ISO_DATE}(?![\d.])")
 _SPAN = re.compile(
-    rf"\s*(?:abs\s*)?\(?\s*['\"]?{_ISO_DATE}['\"]?\s*-\s*['\"]?{_ISO_DATE}['\"]?\s*\)?\s*"
+    rf"\s*(?:abs\s*)?\(?\s*['\"]?{_ISO_DATE}['\"]?\s*(-|[^\d()+*/%=-]{{1,10}})\s*"
+    rf"['\"]?{_ISO_DATE}['\"]?\s*\)?\s*"
 )
+"""Two dates with a minus between them (LATER - EARLIER), or a few other characters ("to",
+"–", "..", "到"): the days from the first to the second."""
 
 
 def _days_between(expression: str) -> str | None:
@@ -76,12 +79,14 @@ def _days_between(expression: str) -> str | None:
         )
     try:
         later = date(*(int(x) for x in span.groups()[:3]))
-        earlier = date(*(int(x) for x in span.groups()[3:]))
+        earlier = date(*(int(x) for x in span.groups()[4:]))
     except ValueError as exc:
         raise ValueError(f"{expression!r}: {exc}") from None
+    if span.group(4).strip() != "-":  # "from A to B": the days from the first to the second
+        later, earlier = earlier, later
     days = (later - earlier).days
-    if expression.strip().startswith("abs"):
-        days = abs(days)
+    if expression.strip().startswith("abs") and days < 0:
+        days, later, earlier = -days, earlier, later
     return f"{expression.strip()} = {days} days (from {earlier.isoformat()} to {later.isoformat()})"
 
 

@@ -23,18 +23,36 @@ _ISO_IN = re.compile(r"(?<!\d)\d{4}-\d{1,2}-\d{1,2}(?!\d)")
 _CJK_DATE = re.compile(r"\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日")
 _YEAR = re.compile(r"[12]\d{3}")
 _DAY = re.compile(r"(?<!\d)(?:[1-9]|[12]\d|3[01])(?!\d)")
+_YEAR_FIRST = frozenset({"zh", "ja", "ko", "hu", "lt"})
+"""Languages whose dates of figures alone go year first (CLDR): no day-first reading."""
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
-def _named(day: dt.date) -> str:
-    """The weekday in English whatever the process's locale (``%A`` follows it)."""
-    return _WEEKDAYS[day.weekday()]
+def _named(day: dt.date, language: str | None = None) -> str:
+    """The weekday in English whatever the process's locale (``%A`` follows it), and in
+    ``language`` too where ``dateparser``'s locale data names it ("Monday (pt: segunda-feira)"):
+    a small model translating the English name itself gets it wrong (measured)."""
+    english = _WEEKDAYS[day.weekday()]
+    local = _local_weekday(day.weekday(), language) if language else None
+    return f"{english} ({language}: {local})" if local else english
 
 
-def read_date(text: str, now: dt.datetime | None = None) -> dt.date:
+def _local_weekday(index: int, language: str) -> str | None:
+    try:
+        from dateparser.languages.loader import default_loader
+
+        names = default_loader.get_locale(language).info.get(_WEEKDAYS[index].lower(), [])
+    except Exception:  # a language dateparser has no data for
+        return None
+    full = max(names, key=len, default="")  # "segunda-feira" over "seg"
+    return full or None
+
+
+def read_date(text: str, now: dt.datetime | None = None, *, day_first: bool = False) -> dt.date:
     """The calendar date ``text`` names: ISO first, then ``dateparser`` on the whole text, then
     the first date found inside it (a date with words around it); "today", "tomorrow" from
-    ``now``. ``ValueError`` naming the text when none is found."""
+    ``now``. ``day_first``: figures alone ("10/05/1970") are read day, month, year, as most
+    languages but English write them. ``ValueError`` naming the text when none is found."""
     import dateparser
     from dateparser.search import search_dates
 
@@ -48,6 +66,8 @@ def read_date(text: str, now: dt.datetime | None = None) -> dt.date:
         except ValueError:
             raise ValueError(f"{iso.group(0)!r} is not a date in the calendar") from None
     settings: dict[str, object] = {"PREFER_DAY_OF_MONTH": "first"}
+    if day_first:
+        settings["DATE_ORDER"] = "DMY"
     if now is not None:
         settings["RELATIVE_BASE"] = now
     found = _full_date(written, settings) or dateparser.parse(written, settings=settings)
@@ -133,17 +153,19 @@ def calendar(ctx: ToolContext, date: str = "today", until: str = "", zone: str =
     tz = _zone(zone, ctx)
     now = dt.datetime.now(tz)
     base = now.replace(tzinfo=None)
-    first = read_date(date, base)
-    said = f"{first.isoformat()} is a {_named(first)}"
+    lang = ctx.language
+    day_first = lang is not None and lang not in _YEAR_FIRST
+    first = read_date(date, base, day_first=day_first)
+    said = f"{first.isoformat()} is a {_named(first, lang)}"
     if until.strip():
-        second = read_date(until, base)
+        second = read_date(until, base, day_first=day_first)
         said = (
-            f"from {first.isoformat()} ({_named(first)}) to {second.isoformat()} "
-            f"({_named(second)}): {(second - first).days} days"
+            f"from {first.isoformat()} ({_named(first, lang)}) to {second.isoformat()} "
+            f"({_named(second, lang)}): {(second - first).days} days"
         )
     if first == now.date() or zone.strip():
         where = f" in {tz.key}" if tz is not None else ""
-        said += f"; now{where}: {_named(now.date())} {now:%Y-%m-%d %H:%M} (UTC{now:%z})"
+        said += f"; now{where}: {_named(now.date(), lang)} {now:%Y-%m-%d %H:%M} (UTC{now:%z})"
     return said
 
 
