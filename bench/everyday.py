@@ -7,7 +7,9 @@
     python bench/everyday.py --draw 8 --ablate pasted_result   # each task with the model's
         # policies and without this one, both from the same prompt-cache mark, side by side
     python bench/everyday.py --draw 8 --versus agent.name_the_language=true   # the same, for
-        # one setting changed (tools.extra='[file_move, file_delete]' offers those tools too)
+        # one setting changed (tools.extra='[file_delete]' offers that tool too)
+    python bench/everyday.py --draw 8 --ablate-fired   # the policy ablation table: each task
+        # also without each policy that spoke in it (a policy that stays silent changes nothing)
     python bench/everyday.py --report evals/results/everyday.jsonl   # tables from a result file
     python bench/everyday.py --compare BEFORE.jsonl AFTER.jsonl   # both, side by side, into
                                                                   # BENCHMARKS.md
@@ -97,6 +99,24 @@ def compare(before: Path, after: Path) -> str:
                 f"{cell(b, 'prompt_tokens'):.0f} | {cell(a, 'wall_s'):.1f} → "
                 f"{cell(b, 'wall_s'):.1f} |"
             )
+    return "\n".join(lines)
+
+
+def fired_table(title: str, runs: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]]) -> str:
+    """Per policy that spoke: the tasks it spoke in, passed as is and without it (same mark),
+    won (passed only with it) and lost (passed only without it)."""
+    lines = [
+        title,
+        "",
+        "| policy | spoke in | passed as is | passed without | won | lost |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name in sorted(runs, key=lambda n: (-len(runs[n]), n)):
+        pairs = runs[name]
+        won = sum(a["passed"] and not b["passed"] for a, b in pairs)
+        lost = sum(b["passed"] and not a["passed"] for a, b in pairs)
+        on, off = sum(a["passed"] for a, _ in pairs), sum(b["passed"] for _, b in pairs)
+        lines.append(f"| `{name}` | {len(pairs)} | {on} | {off} | {won} | {lost} |")
     return "\n".join(lines)
 
 
@@ -201,6 +221,9 @@ def main() -> int:
                         help="each task also without POLICY (same mark), side by side")  # fmt: skip
     parser.add_argument("--versus", default=None, metavar="KEY=VALUE",
                         help="each task also with this setting (a YAML value)")  # fmt: skip
+    parser.add_argument("--ablate-fired", action="store_true",
+                        help="each task also without each policy that spoke in it (same mark): "
+                             "the policy ablation table")  # fmt: skip
     parser.add_argument("--report", type=Path, default=None, help="only print tables of a file")
     parser.add_argument(
         "--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
@@ -262,9 +285,9 @@ def main() -> int:
             file=sys.stderr,
         )
     arm: tuple[str, Any, Any] | None = None  # the other arm: its label, config and agent
-    if args.ablate is not None and args.versus is not None:
-        parser.error("--ablate or --versus: one other arm a run")
-    if args.resume and (args.ablate or args.versus):
+    if sum(bool(x) for x in (args.ablate, args.versus, args.ablate_fired)) > 1:
+        parser.error("--ablate, --versus or --ablate-fired: one kind of other arm a run")
+    if args.resume and (args.ablate or args.versus or args.ablate_fired):
         parser.error("--ablate and --versus run every task twice; --resume does not apply")
     if args.ablate is not None:
         from lar.agents import PolicyRegistry
@@ -291,6 +314,7 @@ def main() -> int:
     mine = (runner.config, runner.agent)
     sink = args.json.open("a", encoding="utf-8") if args.json is not None else None
     pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    fired: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
     try:
         for path, tasks in suites.items():
             rows = []
@@ -312,6 +336,17 @@ def main() -> int:
                         sink.write(json.dumps(off, ensure_ascii=False) + "\n")
                         sink.flush()
                     pairs.append((row, off))
+                for name in row.get("policies", []) if args.ablate_fired else []:
+                    runner.agent = mine[1].replace(policies=[f"-{name}"])
+                    try:
+                        off = {**runner.run(task).row(), "track": args.track,
+                               "extra": args.extra or [], "arm": f"without {name}"}  # fmt: skip
+                    finally:
+                        runner.config, runner.agent = mine
+                    if sink is not None:
+                        sink.write(json.dumps(off, ensure_ascii=False) + "\n")
+                        sink.flush()
+                    fired[name].append((row, off))
                 mark = "ok " if row["passed"] else "FAIL"
                 print(f"[{n}/{len(tasks)}] {mark} {task.id} ({row['model_calls']} calls, "
                       f"{row['wall_s']:.1f} s)", file=sys.stderr)  # fmt: skip
@@ -334,6 +369,12 @@ def main() -> int:
             )
             b = "without" if args.ablate else "versus"
             print(ablation(title, pairs, "as is", b) + "\n")
+        if args.ablate_fired:
+            title = (
+                "`python bench/everyday.py … --ablate-fired`: each task run as configured, "
+                "then without each policy that spoke in it, from the same prompt-cache mark"
+            )
+            print(fired_table(title, fired) + "\n")
     finally:
         runner.close()
         if sink is not None:

@@ -110,3 +110,21 @@ def test_an_unknown_agent_is_named_with_the_known_ones(
     with pytest.raises(SystemExit):
         bench.main()
     assert f"no agent {name!r}" in capsys.readouterr().err
+
+
+def test_the_fired_ablation_table_counts_wins_and_losses_per_policy() -> None:
+    everyday = _load(BENCH / "everyday.py")
+
+    def row(task: str, passed: bool) -> dict[str, object]:
+        return {"id": task, "passed": passed}
+
+    runs = {
+        "to_converter": [(row("a", True), row("a", False)), (row("b", True), row("b", True))],
+        "pasted_result": [(row("c", False), row("c", True))],
+    }
+    lines = everyday.fired_table("t", runs).splitlines()
+    assert "| `to_converter` | 2 | 2 | 1 | 1 | 0 |" in lines
+    assert "| `pasted_result` | 1 | 0 | 1 | 0 | 1 |" in lines
+    assert lines.index("| `to_converter` | 2 | 2 | 1 | 1 | 0 |") < lines.index(
+        "| `pasted_result` | 1 | 0 | 1 | 0 | 1 |"
+    )  # the policy that spoke most first

@@ -24,10 +24,8 @@ A task file is YAML, a list of tasks::
 A wanted number is found as a figure of its own (``_holds``): wanted with a decimal point
 ("1,234.5"), the answer's figures are read with one; wanted with a decimal comma ("1234,5",
 "1.234,5", "1 234,5"), they are read with a comma. A group under ``has`` lists the ways the
-request's language may write one value, so an answer written in any of them passes.
-
-Nothing here reaches beyond 127.0.0.1; every run is bounded by the agent's ``max_turns``.
-"""
+request's language may write one value, so an answer written in any of them passes. Nothing
+here reaches beyond 127.0.0.1; every run is bounded by the agent's ``max_turns``."""
 
 from __future__ import annotations
 
@@ -119,6 +117,8 @@ class TaskResult:
     calls: list[str] = field(default_factory=list)
     """The calls as the model made them (``call_text``, 300 characters at most each): what a
     failure was built from, readable without running the task again."""
+    policies: list[str] = field(default_factory=list)
+    """The policies that spoke in the run, once each: the ones whose ablation can change it."""
 
     def row(self) -> dict[str, Any]:
         return {
@@ -137,6 +137,7 @@ class TaskResult:
             "pasted": self.pasted,
             "english": self.english,
             "calls": self.calls,
+            "policies": self.policies,
         }
 
 
@@ -477,6 +478,8 @@ class EverydayRunner:
             results = [e.result.content for e in events if isinstance(e, ToolCallFinished)]
             verdict = judge(task, answer, results, ready)
         calls = [e for e in events if isinstance(e, ModelCalled)]
+        notices = [e for e in events if isinstance(e, Notice)]
+        started_calls = [e for e in events if isinstance(e, ToolCallStarted)]
         return TaskResult(
             task=task,
             answer=answer,
@@ -484,12 +487,9 @@ class EverydayRunner:
             prompt_tokens=sum(e.usage.prompt_tokens for e in calls),
             wall_s=wall,
             tools=[e.result.name for e in events if isinstance(e, ToolCallFinished)],
-            events=[str(e.code) for e in events if isinstance(e, Notice)],
-            calls=[
-                call_text(e.call.name, e.call.arguments)[:300]
-                for e in events
-                if isinstance(e, ToolCallStarted)
-            ],
+            events=[str(e.code) for e in notices],
+            policies=list(dict.fromkeys(e.policy for e in notices if e.policy)),
+            calls=[call_text(e.call.name, e.call.arguments)[:300] for e in started_calls],
             **verdict,
         )
 
