@@ -96,3 +96,18 @@ def test_a_calculation_using_another_figure_of_the_request_is_left_alone(
     assert asked_conversion(request_) is not None  # a conversion is asked, and more
     _, codes, _ = run(reply, request_, tmp_path)
     assert "to_converter" not in codes
+
+
+def test_a_converter_amount_that_misreads_the_requests_figure_gets_the_figure(
+    tmp_path: Path,
+) -> None:
+    def call(value: object) -> str:
+        arguments = f'{{"value": {value}, "from_unit": "mile", "to_unit": "km"}}'
+        return f'<tool_call>{{"name": "convert_units", "arguments": {arguments}}}</tool_call>'
+
+    # the units in words pint cannot read: the model named them, its amount lost the comma
+    said, codes, _ = run(call(2478000), "Converta 247,8 milhas para quilômetros.", tmp_path)
+    assert "to_converter" in codes and "= 398.7954" in said
+    # an amount with other digits is the model's own (a figure worked out, a word read)
+    _, codes, _ = run(call(26), "Quantos quilômetros são vinte e seis milhas, em 2024?", tmp_path)
+    assert "to_converter" not in codes

@@ -6,7 +6,9 @@ of cities is wanted, ``math.factorial`` for the tool ``factorial``. Each fix her
 cannot change what the call means:
 
 - a string holding a whole number becomes an integer (``"1,000"`` → 1000), a float with no
-  fraction an integer (7.0 → 7); ``"2.5"`` is never rounded to an integer;
+  fraction an integer (7.0 → 7); ``"2.5"`` is never rounded to an integer; a decimal comma,
+  as most languages write one, is read as such (``"131,5"``, ``"1.234,5"``; three figures
+  after a lone comma are thousands, as in English);
 - a string holding a number becomes a number; ``"true"``/``"yes"`` and ``"false"``/``"no"``
   become booleans; a number where a string is wanted becomes its text;
 - a whole number where the schema says ``number`` with OpenAPI's ``format: float`` (or
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = ["coerce_arguments", "coerce_call", "resolve_name", "fan_out", "fold_name"]
 
 _INT_RE = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)$")
+_COMMA_RE = re.compile(r"^[+-]?(\d{1,3}(\.\d{3})+|\d+),(\d{1,2}|\d{4,})$")
 _NUM_RE = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?([eE][+-]?\d+)?$")
 _TRUE = {"true", "yes", "y", "on"}
 _FALSE = {"false", "no", "n", "off"}
@@ -128,6 +131,8 @@ def _fits(value: Any, schema: dict[str, Any], defs: Mapping[str, Any]) -> bool:
 
 def _number(text: str) -> int | float | None:
     s = text.strip().replace("_", "")
+    if _COMMA_RE.match(s):  # "131,5", "1.234,5": a decimal comma (never three digits after it)
+        return float(s.replace(".", "").replace(",", "."))
     if not s or not _NUM_RE.match(s) or not any(c.isdigit() for c in s):
         return None
     s = s.replace(",", "")
