@@ -102,7 +102,14 @@ def test_simplify_keeps_a_tables_cells_apart_and_a_title_once() -> None:
     cells = "".join(f"<tr><td>{a}</td><td>{b}</td></tr>" for a, b in rows)
     html = f"<title>Shop</title><h1>Shop</h1><table><tr><th>x</th><th>y</th></tr>{cells}</table>"
     text = simplify_html(html)
-    assert text.splitlines() == ["# Shop", "x | y", *(f"{a} | {b}" for a, b in rows)]
+    assert text.splitlines() == [
+        "# Shop",
+        "x | y",
+        *(f"{a} | {b}" for a, b in rows),
+        "[table: 6 rows]",  # the rows with data, counted once: no counting left to the model
+    ]
+    hidden = simplify_html("<form><table><tr><td>a</td></tr></table></form><p>b</p>")
+    assert hidden == "b"  # what is not shown is not counted
     other = simplify_html("<title>Shop</title><h1>Welcome</h1><p>hi</p>")
     assert other.splitlines() == ["# Shop", "# Welcome", "hi"]
 

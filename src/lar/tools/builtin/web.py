@@ -50,6 +50,8 @@ class _Simplifier(HTMLParser):
         self.href: str | None = None
         self.link_text: list[str] = []
         self.cells = 0  # cells begun in this table row: the next is set off with " | "
+        self.rows: list[int] = []  # per open table: its rows with a data cell (td)
+        self.row_has_data = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "title":
@@ -64,8 +66,14 @@ class _Simplifier(HTMLParser):
             # cells run together otherwise: "apple$86.85", "Leiter2,25 €"
             self.parts.append(" | " if self.cells else "")
             self.cells += 1
+            if tag == "td" and self.rows and not self.row_has_data:
+                self.rows[-1] += 1  # a row counts once, by its first data cell
+                self.row_has_data = True
         elif tag in _BLOCK:
             self.cells = 0 if tag in ("tr", "table") else self.cells
+            self.row_has_data = False if tag in ("tr", "table") else self.row_has_data
+            if tag == "table":
+                self.rows.append(0)
             self.parts.append("\n")
         elif tag == "a":
             href = dict(attrs).get("href")
@@ -83,6 +91,13 @@ class _Simplifier(HTMLParser):
             if text:
                 self.parts.append(f" ({self.href})")
             self.href = None
+        elif tag == "table" and self.rows:
+            rows = self.rows.pop()  # said once, so "how many are listed" needs no counting
+            self.parts.append(
+                f"\n[table: {rows} row{'' if rows == 1 else 's'}]\n"
+                if rows and not self.skip
+                else "\n"
+            )
         elif tag in _BLOCK or tag in ("h1", "h2", "h3", "h4"):
             self.parts.append("\n")
 
