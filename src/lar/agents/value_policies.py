@@ -129,7 +129,7 @@ class ToConverter(Policy):
     async def before_calls(self, turn: Turn) -> Verdict:
         from lar.tools.builtin.calc import amount_of, asked_conversion
 
-        if turn.run.completed or "convert_units" not in turn.tools:
+        if turn.run.completed or CONVERTER not in turn.tools:
             return ACCEPT  # later calls work on results, not on the request's amount
         request = " ".join(turn.requests(1))
         asked = asked_conversion(request)
@@ -145,7 +145,7 @@ class ToConverter(Policy):
                 new = {**call.arguments, "value": self._misread(call, figures)}
             if new is not None:
                 said.append(f"{call.name}({', '.join(map(str, call.arguments.values()))})")
-                call = dataclasses.replace(call, name="convert_units", arguments=new)
+                call = dataclasses.replace(call, name=CONVERTER, arguments=new)
             changed.append(call)
         if not said:
             return ACCEPT
@@ -179,7 +179,7 @@ class ToConverter(Policy):
         the model's), or a conversion of some other amount than the request's."""
         from lar.tools.builtin.calc import amount_of
 
-        if call.name == "convert_units":
+        if call.name == CONVERTER:
             value = call.arguments.get("value")
             return isinstance(value, int | float) and not math.isclose(value, amount)
         expression = call.arguments.get("expression") if call.name == "calculate" else None
