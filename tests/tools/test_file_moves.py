@@ -1,6 +1,6 @@
 """file_move and file_delete: inside the workspace only, nothing overwritten, a deleted file
-kept in Lar's trash; both ask first (confirm); file_delete is offered only when ``tools.extra``
-names it, file_move for a request that names two files."""
+kept in Lar's trash; both ask first (confirm) and are offered only when ``tools.extra`` names
+them, file_move then only for a request that names two files."""
 
 from __future__ import annotations
 
@@ -104,18 +104,22 @@ def test_deleting_a_link_deletes_the_link_not_what_it_points_to(
     assert (tmp_path / "target.txt").read_text() == "t"
 
 
-def test_both_ask_first_delete_is_offered_when_named_move_for_two_files() -> None:
+def test_both_ask_first_are_offered_when_named_and_move_only_for_two_files() -> None:
     from lar.tools import builtin_tools
     from lar.tools.builtin.files import names_two_files
     from lar.tools.executor import offered_for
 
     assert file_move.permission == "confirm" and file_delete.permission == "confirm"
-    assert [t.name for t in optional_tools(["file_move", "file_delete"])] == ["file_delete"]
-    assert "file_delete" not in {t.name for t in builtin_tools()}
-    assert file_move in builtin_tools() and file_move.offered is names_two_files
-    rename = offered_for(builtin_tools(), "Renomme taches.md en courses.txt.")
+    assert [t.name for t in optional_tools(["file_move", "file_delete"])] == [
+        "file_move",
+        "file_delete",
+    ]
+    assert not {"file_move", "file_delete"} & {t.name for t in builtin_tools()}
+    assert file_move.offered is names_two_files
+    offered = [*builtin_tools(), file_move]  # tools.extra: [file_move]
+    rename = offered_for(offered, "Renomme taches.md en courses.txt.")
     assert rename[-1] is file_move  # listed last, after the listing every request sees
-    assert file_move not in offered_for(builtin_tools(), "Supprime rapport.txt.")
+    assert file_move not in offered_for(offered, "Supprime rapport.txt.")
 
 
 @pytest.mark.parametrize(

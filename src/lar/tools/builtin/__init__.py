@@ -34,12 +34,10 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     notes,
     todo,
     schedule,
-    # listed only for a request that fits (``Tool.offered``): one naming a date, two files
-    calendar,
-    file_move,
+    calendar,  # listed only for a request that names a date (``Tool.offered``)
 )
 
-OPTIONAL_TOOLS: tuple[Tool, ...] = (code_read, file_delete)
+OPTIONAL_TOOLS: tuple[Tool, ...] = (code_read, file_move, file_delete)
 """Built in but not offered unless ``tools.extra`` names them: each joins the default set only
 once an ablation on generated draws shows it helps (docs/evals.md)."""
 

@@ -463,7 +463,8 @@ _ADDRESS = re.compile(r"\S+://\S+")
 def names_two_files(request: str) -> bool:
     """Whether ``request`` names two different files (``name.ext``, addresses aside): what a
     move or a rename names, its source and its new name ("Rename taches.md en courses.txt",
-    "将biji.md改名为baogao.txt"). ``file_move``'s gate (``Tool.offered``)."""
+    "将biji.md改名为baogao.txt"). ``file_move``'s gate (``Tool.offered``) when ``tools.extra``
+    offers it: gated so in the default set, it won nothing on dev draws (docs/evals.md)."""
     names = {m.group(0).casefold() for m in _FILE_NAME.finditer(_ADDRESS.sub(" ", request))}
     return len(names) >= 2
 
