@@ -58,7 +58,7 @@ _SPAN = re.compile(
     rf"['\"]?{_ISO_DATE}['\"]?\s*\)?\s*"
 )
 """Two dates with a minus between them (LATER - EARLIER), or a few other characters ("to",
-"–", "..", "到"): the days from the first to the second."""
+"–", "~", "到"): the days from the first to the second."""
 
 
 def _days_between(expression: str) -> str | None:
