@@ -17,6 +17,7 @@ from lar.agents.request import (
     with_nudge,
 )
 from lar.tools.base import Tool, ToolContext
+from lar.tools.executor import offered_for
 from lar.types import ContextCompressed, Event, Message
 
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ async def preview(
     settings = session.settings
     n_ctx = settings.n_ctx or 4096
     counter = TokenCounter(None) if estimate else settings.counter or TokenCounter(session.engine)
-    tools = session.executor.visible()
+    tools = offered_for(session.executor.visible(), text)  # as the run would list them
     fitted = await fit_request(
         dataclasses.replace(settings, n_ctx=n_ctx), counter, ctx, messages, tools, False, {},
         session.carried,
