@@ -51,45 +51,6 @@ _FUNCTIONS: dict[str, Any] = {
     "factorial": math.factorial,
 }
 _NAMES = {"pi": math.pi, "e": math.e}
-_ISO_DATE = r"(\d{4})-(\d{1,2})-(\d{1,2})"
-_DATE = re.compile(rf"(?<![\d.-]){_ISO_DATE}(?![\d.])")
-_SPAN = re.compile(
-    rf"\s*(?:abs\s*)?\(?\s*['\"]?{_ISO_DATE}['\"]?\s*(-|[^\d()+*/%=-]{{1,10}})\s*"
-    rf"['\"]?{_ISO_DATE}['\"]?\s*\)?\s*"
-)
-"""Two dates with a minus between them (LATER - EARLIER), or a few other characters ("to",
-"–", "~", "到"): the days from the first to the second."""
-
-
-def _days_between(expression: str) -> str | None:
-    """``2017-07-10 - 2016-07-04`` as a span of days (371), where Python would subtract the
-    figures (1936 - 1922 = 14, a wrong answer given without a word). None: no date in it. Any
-    other arithmetic on a date is refused, naming the date, never computed as figures."""
-    from datetime import date
-
-    dates = _DATE.findall(expression)
-    if not dates:
-        return None
-    span = _SPAN.fullmatch(expression.strip().rstrip("=?"))
-    if span is None:
-        shown = "-".join(dates[0])
-        raise ValueError(
-            f"{expression!r} holds a date ({shown}), which is not a number: write the days "
-            "between two dates as LATER - EARLIER (2017-07-10 - 2016-07-04)"
-        )
-    try:
-        later = date(*(int(x) for x in span.groups()[:3]))
-        earlier = date(*(int(x) for x in span.groups()[4:]))
-    except ValueError as exc:
-        raise ValueError(f"{expression!r}: {exc}") from None
-    if span.group(4).strip() != "-":  # "from A to B": the days from the first to the second
-        later, earlier = earlier, later
-    days = (later - earlier).days
-    if expression.strip().startswith("abs") and days < 0:
-        days, later, earlier = -days, earlier, later
-    return f"{expression.strip()} = {days} days (from {earlier.isoformat()} to {later.isoformat()})"
-
-
 _GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
 _PERCENT_OF = re.compile(r"(\d+(?:\.\d+)?)\s*%\s*(?:of\s+)", re.IGNORECASE)
 _PERCENT_END = re.compile(r"(\d+(?:\.\d+)?)\s*%(?=\s*(?:$|[)+\-*/]))")
@@ -213,9 +174,6 @@ def calculate(expression: str, ctx: ToolContext) -> str:
         InvalidExpression,
     )
 
-    days = _days_between(expression)
-    if days is not None:
-        return days
     text, read = _with_files(expression, ctx)
     text = _computation(_normalized(text), expression)
     # Lists too: the 1.5B writes sum([12.5, 7.25, 30]) as often as sum(12.5, 7.25, 30).
