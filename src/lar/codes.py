@@ -49,6 +49,7 @@ class Code(StrEnum):
     TABLE_BY_CODE = "table_by_code"
     NARROW_READ = "narrow_read"
     LOST_TEXT = "lost_text"
+    REFUSED_CALL = "refused_call"
     ASSUMED_FACTOR = "assumed_factor"
     IGNORED_MEMORY = "ignored_memory"
     # tool calls that did not run, or failed

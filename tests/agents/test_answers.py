@@ -156,7 +156,9 @@ PATHS = {
 def test_no_answer_shows_what_lar_told_the_model(path: str) -> None:
     request, first = PATHS[path]
     engine = ScriptedEngine([*first, echo], repeat_last=True)
-    agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."), approver=Deny(), max_turns=4)
+    # refused_call off: with it a denied call's run ends before the model could copy anything
+    agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."), approver=Deny(), max_turns=4,
+                  policies=["-refused_call"])  # fmt: skip
     result = agent.run(request)
     assert len(engine.calls) >= 2 or path == "plain answer"
     sent = "\n".join(m.content for request in engine.calls for m in request)
@@ -169,38 +171,47 @@ def test_a_denied_call_is_explained_with_how_to_allow_it() -> None:
     engine = ScriptedEngine([call("send_mail", to="bob@example.com", body="hi"), "Done!"])
     agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."), approver=Deny())
     result = agent.run("Mail bob@example.com saying hi")
-    assert result.text.startswith("Done!")
+    assert "Done!" not in result.text  # refused_call: the run ends on the account
     assert "send_mail was not run: it needs your permission" in result.text
     assert "run it again with --yes" in result.text
+    engine = ScriptedEngine([call("send_mail", to="bob@example.com", body="hi"), "Done!"])
+    agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."), approver=Deny(),
+                  policies=["-refused_call"])  # fmt: skip
+    result = agent.run("Mail bob@example.com saying hi")
+    assert result.text.startswith("Done!")
+    assert "send_mail was not run: it needs your permission" in result.text
 
 
 def test_the_model_reads_how_to_allow_a_denied_call() -> None:
     engine = ScriptedEngine([call("send_mail", to="bob@example.com", body="hi"), "Done!"])
-    agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."), approver=Deny())
+    agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."), approver=Deny(),
+                  policies=["-refused_call"])  # fmt: skip
     agent.run("Mail bob@example.com saying hi")
     [refusal] = [m.content for m in engine.calls[1] if "send_mail needs confirmation" in m.content]
     assert "To allow it, the user can run it again with --yes." in refusal
 
 
+OFF = ["-refused_call"]
 SPANISH = "No envié el correo: necesita tu permiso. Para permitirlo, ejecútalo de nuevo con --yes."
 
 
 def test_an_answer_that_says_how_to_allow_in_its_own_language_gets_no_english_account() -> None:
+    # the model's reply after a refusal: refused_call off (with it there is none)
     mail = call("send_mail", to="bob@example.com", body="hola")
     said = ScriptedEngine([mail, SPANISH])
-    agent = Agent(engine=said, tools=TOOLS, workspace=Path("."), approver=Deny())
+    agent = Agent(engine=said, tools=TOOLS, workspace=Path("."), approver=Deny(), policies=OFF)
     assert agent.run("Envía un correo a bob@example.com que diga hola").text == SPANISH
     # an English request keeps Lar's own account, flag or not
     english = ScriptedEngine(
         [call("send_mail", to="bob@example.com", body="hi"), "Run it with --yes."]
     )
-    agent = Agent(engine=english, tools=TOOLS, workspace=Path("."), approver=Deny())
+    agent = Agent(engine=english, tools=TOOLS, workspace=Path("."), approver=Deny(), policies=OFF)
     text = agent.run("Mail bob@example.com saying hi").text
     assert "send_mail was not run: it needs your permission" in text
     # without the flag, Lar's account is added, put in Spanish by one more call
     said_es = "send_mail no se ejecutó: necesita tu permiso. Para permitirlo, usa --yes."
     unsaid = ScriptedEngine([mail, "No envié el correo: necesita tu permiso.", said_es])
-    agent = Agent(engine=unsaid, tools=TOOLS, workspace=Path("."), approver=Deny())
+    agent = Agent(engine=unsaid, tools=TOOLS, workspace=Path("."), approver=Deny(), policies=OFF)
     text = agent.run("Envía un correo a bob@example.com que diga hola").text
     assert text == f"No envié el correo: necesita tu permiso.\n\n({said_es})"
     [asked] = unsaid.calls[2]
@@ -210,7 +221,7 @@ def test_an_answer_that_says_how_to_allow_in_its_own_language_gets_no_english_ac
 
 def _spanish_refusal(rewording: str, config: LarConfig | None = None) -> tuple[str, int]:
     mail = call("send_mail", to="bob@example.com", body="hola")
-    engine = ScriptedEngine([mail, "", rewording])
+    engine = ScriptedEngine([mail, rewording])  # refused_call: the run ends on the account
     agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."), approver=Deny(), config=config)
     return agent.run("Envía un correo a bob@example.com que diga hola").text, len(engine.calls)
 
@@ -219,7 +230,7 @@ def test_lars_account_is_put_in_the_requests_language_only_when_it_keeps_every_o
     tmp_path: Path,
 ) -> None:
     text, calls = _spanish_refusal("No pude enviarlo: necesita tu permiso; usa --yes.")
-    assert text == "No pude enviarlo: necesita tu permiso; usa --yes." and calls == 3
+    assert text == "No pude enviarlo: necesita tu permiso; usa --yes." and calls == 2
     # a rewording still in English is not used: Lar's own words stay
     text, _ = _spanish_refusal("I could not send it: it needs your permission; use --yes.")
     assert text.startswith("I could not do this here. send_mail was not run")
@@ -229,12 +240,12 @@ def test_lars_account_is_put_in_the_requests_language_only_when_it_keeps_every_o
     assert "--yes" in text
     off = LarConfig(home=tmp_path, agent={"accounts_in_language": False})
     text, calls = _spanish_refusal("nunca se pregunta", off)
-    assert text.startswith("I could not do this here.") and calls == 2
+    assert text.startswith("I could not do this here.") and calls == 1
     # an English request is never reworded
     engine = ScriptedEngine([call("send_mail", to="bob@example.com", body="hi"), ""])
     agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."), approver=Deny())
     text = agent.run("Mail bob@example.com saying hi").text
-    assert text.startswith("I could not do this here.") and len(engine.calls) == 2
+    assert text.startswith("I could not do this here.") and len(engine.calls) == 1
 
 
 def test_the_account_of_a_failure_is_kept_even_when_the_answer_names_the_flag() -> None:
@@ -251,7 +262,8 @@ def test_the_account_of_a_failure_is_kept_even_when_the_answer_names_the_flag() 
 def test_a_run_out_of_turns_after_a_denied_call_still_says_how_to_allow_it() -> None:
     mail = call("send_mail", to="bob@example.com", body="hi")
     engine = ScriptedEngine([mail, call("send_mail", to="bob@example.com", body="hi!")] * 3)
-    agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."), approver=Deny(), max_turns=3)
+    agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."), approver=Deny(), max_turns=3,
+                  policies=OFF)  # fmt: skip
     result = agent.run("Mail bob@example.com saying hi")
     assert result.stop_reason == "max_turns"
     assert result.text.startswith("I stopped after 3 turns")

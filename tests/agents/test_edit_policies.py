@@ -11,7 +11,7 @@ from _fakes import call
 from lar import Agent
 from lar.agents.edit_policies import deleted_words
 from lar.engines.scripted import ScriptedEngine
-from lar.tools.builtin.files import file_patch
+from lar.tools.builtin.files import file_patch, file_write
 from lar.types import Code, Notice
 
 
@@ -85,3 +85,46 @@ def test_with_no_turn_left_for_a_mended_call_the_call_runs_unasked(tmp_path: Pat
     result = agent.run("Tidy up shopping.md")
     assert (tmp_path / "shopping.md").read_text() == "- rye bread\n"
     assert Code.LOST_TEXT not in codes(result)
+
+
+# --- refused_call -------------------------------------------------------------------------
+
+RENAMED = "The file notes.md has been renamed to plans.md."
+
+
+def refused_run(tmp_path: Path, **kw: object) -> tuple[object, ScriptedEngine]:
+    (tmp_path / "notes.md").write_text("- fresh eggs\n")
+    steps = [call("file_write", path="plans.md", content="- fresh eggs\n", mode="create"), RENAMED]
+    engine = ScriptedEngine(steps)  # type: ignore[arg-type]
+    agent = Agent(engine=engine, tools=[file_write], workspace=tmp_path,
+                  approver=lambda *_: False, **kw)  # type: ignore[arg-type]  # fmt: skip
+    return agent.run("Copy notes.md to plans.md"), engine
+
+
+def test_a_call_the_user_did_not_allow_ends_the_run_with_lars_account(tmp_path: Path) -> None:
+    result, engine = refused_run(tmp_path)
+    assert len(engine.calls) == 1  # no reply of the model's after the refusal
+    text = result.text  # type: ignore[attr-defined]
+    assert "file_write was not run: it needs your permission" in text
+    assert "renamed" not in text
+    assert not (tmp_path / "plans.md").exists()
+    assert Code.REFUSED_CALL in codes(result)
+
+
+def test_without_refused_call_the_models_reply_after_the_refusal_is_the_answer(
+    tmp_path: Path,
+) -> None:
+    result, engine = refused_run(tmp_path, policies=["-refused_call"])
+    assert len(engine.calls) == 2
+    assert result.text.startswith(RENAMED)  # type: ignore[attr-defined]
+    assert Code.REFUSED_CALL not in codes(result)
+
+
+def test_an_allowed_call_goes_on_to_the_models_answer(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("- fresh eggs\n")
+    steps = [call("file_write", path="plans.md", content="- fresh eggs\n", mode="create"), "Done."]
+    engine = ScriptedEngine(steps)  # type: ignore[arg-type]
+    agent = Agent(engine=engine, tools=[file_write], workspace=tmp_path, approver=lambda *_: True)
+    result = agent.run("Copy notes.md to plans.md")
+    assert result.text == "Done." and (tmp_path / "plans.md").read_text() == "- fresh eggs\n"
+    assert Code.REFUSED_CALL not in codes(result)

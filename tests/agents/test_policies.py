@@ -326,6 +326,7 @@ def test_a_profile_and_its_edits_choose_the_policies() -> None:
         "repeated_call",
         "narrow_read",
         "lost_text",
+        "refused_call",
     ]
     profile = ["described_call", "off_topic"]
     assert names(resolve_policies(profile, None, "protocol", default=DEFAULT_PROFILE)) == profile

@@ -160,8 +160,7 @@ def test_a_granted_shell_does_not_run_a_dangerous_command_unattended(
         fired = _lar("schedule", "run-now", "1", home=lar_home, cwd=ws)
         assert fired.returncode == 0, fired.stderr
     assert (ws / "sub" / "keep.txt").read_text() == "kept\n"
-    told = mock.requests[1]["messages"][-1]["content"]  # the shell's result, as the model read it
-    assert "exit_code" not in told and "did not allow" in told, told
+    assert len(mock.requests) == 1  # the refusal ended the run: no output reached the model
     inbox = _lar("inbox", home=lar_home, cwd=ws).stdout
     assert "dangerous" in inbox and "shell" in inbox, inbox
 

@@ -101,7 +101,8 @@ def test_confirm_tools_are_denied_without_yes(lar_home: Path, workspace: Path) -
         configure(lar_home, srv.url)
         out = lar("run", "run it", home=lar_home, cwd=workspace)
         assert "code_run(" in out.stderr and "denied" in out.stderr
-        assert "the user did not allow this call" in srv.requests[1]["messages"][-1]["content"]
+        assert "code_run was not run: it needs your permission" in out.stdout
+        assert "--yes" in out.stdout and len(srv.requests) == 1  # the run ended on the refusal
     assert not (workspace / "pwned").exists()
     script = [
         tool_call_reply("code_run", {"code": "open('made', 'w').close()"}),

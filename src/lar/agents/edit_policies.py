@@ -1,5 +1,6 @@
-"""The policy about edits that lose text: a replacement that would delete words the user never
-named is asked about once before it runs (lar.agents.policies registers the rest).
+"""The policies about edits: a replacement that would delete words the user never named is
+asked about once before it runs; a call the user did not allow ends the run with Lar's account
+of it (lar.agents.policies registers the rest).
 
 Asked to add an item to a list, the 1.5B replaced the list's only line with the new one (a
 ``file_patch`` from the old line to the new): nothing failed, the permission was given, and the
@@ -16,10 +17,10 @@ import json
 import re
 from typing import ClassVar
 
-from lar.agents.policy import ACCEPT, Policy, Retry, Turn, Verdict, builtin
+from lar.agents.policy import ACCEPT, Finish, Policy, Retry, Turn, Verdict, builtin
 from lar.types import Code, ToolCall
 
-__all__ = ["LostText", "deleted_words"]
+__all__ = ["LostText", "RefusedCall", "deleted_words"]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -80,4 +81,30 @@ class LostText(Policy):
                 f"{new_key} must hold it too, e.g. {new_key}={kept}. If deleting it is what I "
                 "asked, reply with the same call again."
             ),
+        )
+
+
+@builtin
+class RefusedCall(Policy):
+    """Without the user's yes (no ``--yes``; "no" in ``lar chat``), the 1.5B's reply after the
+    refusal was where edit requests failed: steps to do it by hand, "the file has been
+    renamed", or a sentence in English under a Portuguese request. Nothing the model could
+    still do changes that the call did not run, so the run ends on the calls' account (what did
+    not run and how to allow it, lar.agents.answers; in the request's language where
+    ``agent.accounts_in_language`` is on), with no reply of the model's after the refusal."""
+
+    name: ClassVar[str] = "refused_call"
+    about: ClassVar[str] = (
+        "a call the user did not allow (no --yes, a 'no' in lar chat) ends the run with Lar's "
+        "account of what did not run and how to allow it, not a reply written after it"
+    )
+
+    async def after_results(self, turn: Turn) -> Verdict:
+        refused = [
+            r.name for r in turn.results if r.error is not None and r.error.code == Code.DENIED
+        ]
+        if not refused:
+            return ACCEPT
+        return Finish(
+            Code.REFUSED_CALL, f"not allowed: {', '.join(refused)}; the run ends on its account"
         )

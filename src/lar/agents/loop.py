@@ -269,12 +269,15 @@ class _Loop:
             yield event
         if {r.error.code if r.error else None for r in turn.results} == {Code.NOT_POSSIBLE}:
             # Nothing here can do it (a reminder, no scheduler): the tools' account answers.
-            async for event in self.finish("", "answer"):
+            verdict: Verdict = Finish(Code.NOT_POSSIBLE, "the tools' account answers")
+        else:
+            verdict = await self.consult("results", turn)
+            for event in self.drain():
+                yield event
+        if isinstance(verdict, Finish):
+            async for event in self.finish(verdict.answer, verdict.reason):
                 yield event
             return
-        verdict = await self.consult("results", turn)
-        for event in self.drain():
-            yield event
         _next_turn(verdict, self.run)
 
     async def resume(self) -> AsyncIterator[Event]:
