@@ -214,3 +214,43 @@ def test_a_run_tells_its_tools_the_requests_language(tmp_path: Path) -> None:
         engine = ScriptedEngine([call, "It is a Monday."], repeat_last=True)
         Agent(engine=engine, tools=[peek], workspace=tmp_path).run(request)
     assert seen == ["pt", None]
+
+
+def test_dates_given_to_calculate_are_an_error_naming_the_calendar_call_that_counts_them(
+    tmp_path: Path,
+) -> None:
+    from lar.tools.builtin.calc import calculate
+
+    rng = random.Random(45)
+    for _ in range(12):
+        a = date(1950, 1, 1) + timedelta(days=rng.randint(0, 40_000))
+        b = a + timedelta(days=rng.randint(1, 5000))
+        executor = ToolExecutor([calculate, calendar], approver=lambda *_: False)
+        ctx = ToolContext(workspace=tmp_path)
+        try:
+            wrong = ToolCall("c", "calculate", {"expression": f"{b.isoformat()} - {a.isoformat()}"})
+            result = asyncio.run(executor.run(wrong, ctx))
+            assert not result.ok and result.error is not None
+            named = f'calendar(date="{a.isoformat()}", until="{b.isoformat()}")'
+            assert named in result.error.detail, result.error.detail
+            # the call it names counts the span
+            right = ToolCall("d", "calendar", {"date": a.isoformat(), "until": b.isoformat()})
+            counted = asyncio.run(executor.run(right, ctx))
+            assert f": {(b - a).days} days" in counted.content
+        finally:
+            executor.close()
+    ok = run_calc(tmp_path, "2024 - 12 - 5")  # figures with spaces are arithmetic still
+    assert "= 2007" in ok
+
+
+def run_calc(ws: Path, expression: str) -> str:
+    from lar.tools.builtin.calc import calculate
+
+    executor = ToolExecutor([calculate], approver=lambda *_: False)
+    try:
+        ctx = ToolContext(workspace=ws)
+        return asyncio.run(
+            executor.run(ToolCall("c", "calculate", {"expression": expression}), ctx)
+        ).content
+    finally:
+        executor.close()

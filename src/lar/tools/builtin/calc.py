@@ -159,6 +159,21 @@ def number_text(value: float | int) -> str:
     return f"{value:.12g}"
 
 
+def _not_dates(expression: str) -> None:
+    """A span of dates written as a subtraction ("1964-02-24 - 1961-04-13") reads as numbers
+    and gives a wrong figure or none: the error names the call that counts it."""
+    from lar.tools.builtin.dates import whole_dates
+
+    days = sorted(whole_dates(expression))
+    if not days:
+        return
+    until = f', until="{days[-1].isoformat()}"' if len(days) > 1 else ""
+    raise ValueError(
+        f"{expression!r} holds dates, not numbers: calendar(date=\"{days[0].isoformat()}\""
+        f"{until}) counts the days between two dates and names the weekday of one"
+    )
+
+
 @tool(read_only=True, broad=True)
 def calculate(expression: str, ctx: ToolContext) -> str:
     """Work out arithmetic exactly (+ - * / **, x% of y, sum, sqrt).
@@ -174,6 +189,7 @@ def calculate(expression: str, ctx: ToolContext) -> str:
         InvalidExpression,
     )
 
+    _not_dates(expression)
     text, read = _with_files(expression, ctx)
     text = _computation(_normalized(text), expression)
     # Lists too: the 1.5B writes sum([12.5, 7.25, 30]) as often as sum(12.5, 7.25, 30).

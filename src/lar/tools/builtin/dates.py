@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from lar.tools.base import ToolContext, tool
 
-__all__ = ["calendar", "read_date", "names_a_date"]
+__all__ = ["calendar", "read_date", "names_a_date", "whole_dates"]
 
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 _MAX_WORDS = 6
@@ -99,6 +99,21 @@ def _full_date(text: str, settings: dict[str, object]) -> dt.datetime | None:
             if found is not None and {found.year, found.day} <= figures:
                 return found  # a date made up around a stray word has figures of its own
     return None
+
+
+def whole_dates(text: str) -> list[dt.date]:
+    """The whole dates written in figures in ``text`` (ISO 1961-04-13, CJK 1961年4月13日), in
+    order, each once; what is not a real day (2023-02-30) is left out."""
+    found: list[dt.date] = []
+    for m in (*_ISO_IN.finditer(text), *_CJK_DATE.finditer(text)):
+        y, mo, d = (int(f) for f in re.findall(r"\d+", m.group(0)))
+        try:
+            day = dt.date(y, mo, d)
+        except ValueError:
+            continue
+        if day not in found:
+            found.append(day)
+    return found
 
 
 def names_a_date(text: str) -> bool:
