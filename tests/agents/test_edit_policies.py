@@ -128,3 +128,20 @@ def test_an_allowed_call_goes_on_to_the_models_answer(tmp_path: Path) -> None:
     result = agent.run("Copy notes.md to plans.md")
     assert result.text == "Done." and (tmp_path / "plans.md").read_text() == "- fresh eggs\n"
     assert Code.REFUSED_CALL not in codes(result)
+
+
+def test_a_missing_credential_leaves_the_answer_to_the_model(tmp_path: Path) -> None:
+    from lar.tools.base import tool
+
+    @tool(permission="auth")
+    def post_status(text: str) -> str:
+        """Post a status."""
+        return "posted"
+
+    steps = [call("post_status", text="hi"), "I have no credential for posting."]
+    engine = ScriptedEngine(steps)  # type: ignore[arg-type]
+    agent = Agent(engine=engine, tools=[post_status], workspace=tmp_path, approver=lambda *_: True)
+    result = agent.run("Post hi")
+    assert len(engine.calls) == 2  # not the user's no: the model answers without the tool
+    assert result.text.startswith("I have no credential for posting.")
+    assert Code.REFUSED_CALL not in codes(result)

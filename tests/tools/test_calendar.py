@@ -254,3 +254,9 @@ def run_calc(ws: Path, expression: str) -> str:
         ).content
     finally:
         executor.close()
+
+
+def test_figures_that_only_look_like_dates_are_still_worked_out(tmp_path: Path) -> None:
+    (tmp_path / "sales-2024-01-05.csv").write_text("amount\n12.5\n7.5\n")
+    assert "= 20" in run_calc(tmp_path, "sum(sales-2024-01-05.csv)")  # a file named by date
+    assert "= 2018" in run_calc(tmp_path, "2024-1-5")  # one-figure month and day: arithmetic

@@ -18,6 +18,7 @@ import re
 from typing import ClassVar
 
 from lar.agents.policy import ACCEPT, Finish, Policy, Retry, Turn, Verdict, builtin
+from lar.tools.executor import NOT_ALLOWED_BY_USER
 from lar.types import Code, ToolCall
 
 __all__ = ["LostText", "RefusedCall", "deleted_words"]
@@ -100,8 +101,14 @@ class RefusedCall(Policy):
     )
 
     async def after_results(self, turn: Turn) -> Verdict:
+        # Only the user's no: a missing credential leaves the model to answer without the tool,
+        # and a copy-run whose changes were turned down had already run (lar.tools.executor).
         refused = [
-            r.name for r in turn.results if r.error is not None and r.error.code == Code.DENIED
+            r.name
+            for r in turn.results
+            if r.error is not None
+            and r.error.code == Code.DENIED
+            and r.error.error == NOT_ALLOWED_BY_USER
         ]
         if not refused:
             return ACCEPT

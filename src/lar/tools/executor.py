@@ -26,7 +26,14 @@ from lar.types import Code, ToolCall, ToolError, ToolResult
 
 _STRICTNESS = {"auto": 0, "auth": 1, "confirm": 2}
 
-__all__ = ["ToolExecutor", "Approver", "DEFAULT_CLIP_CHARS", "DEFAULT_HOW_TO_ALLOW", "how_to_allow"]
+__all__ = [
+    "ToolExecutor",
+    "Approver",
+    "DEFAULT_CLIP_CHARS",
+    "DEFAULT_HOW_TO_ALLOW",
+    "NOT_ALLOWED_BY_USER",
+    "how_to_allow",
+]
 
 Approver = Callable[..., "bool | Awaitable[bool]"]
 """``(call, tool) -> bool``: asked before a ``confirm`` tool runs; True allows it. An approver
@@ -40,6 +47,8 @@ for a person's answer)."""
 
 MAX_NESTING = 8
 DEFAULT_CLIP_CHARS = 3200  # ≈ 800 tokens at ~4 characters per token (T6)
+NOT_ALLOWED_BY_USER = "the user did not allow this call"
+"""A refused call's error where the user (or the lack of ``--yes``) said no."""
 
 
 def _to_text(value: Any) -> str:
@@ -281,7 +290,7 @@ class ToolExecutor:
         return self._fail(
             call,
             Code.DENIED,
-            "the user did not allow this call",
+            NOT_ALLOWED_BY_USER,
             f"{tool.name} needs confirmation ({permission}){because}{copy}; do not retry it, "
             "answer without it or explain what you need. To allow it, the user can "
             f"{how_to_allow(self.approver)}.",

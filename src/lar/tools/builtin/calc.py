@@ -164,12 +164,12 @@ def _not_dates(expression: str) -> None:
     and gives a wrong figure or none: the error names the call that counts it."""
     from lar.tools.builtin.dates import whole_dates
 
-    days = sorted(whole_dates(expression))
+    days = sorted(whole_dates(_FILE_NAME.sub(" ", expression)))  # sum(sales-2024-01-05.csv)
     if not days:
         return
     until = f', until="{days[-1].isoformat()}"' if len(days) > 1 else ""
     raise ValueError(
-        f"{expression!r} holds dates, not numbers: calendar(date=\"{days[0].isoformat()}\""
+        f'{expression!r} holds dates, not numbers: calendar(date="{days[0].isoformat()}"'
         f"{until}) counts the days between two dates and names the weekday of one"
     )
 

@@ -20,6 +20,7 @@ _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 _MAX_WORDS = 6
 """The most words a written date takes ("le 1er mai 2031", "17 de março de 1977")."""
 _ISO_IN = re.compile(r"(?<!\d)\d{4}-\d{1,2}-\d{1,2}(?!\d)")
+_ISO_STRICT = re.compile(r"(?<![\d-])\d{4}-\d{2}-\d{2}(?![\d-])")
 _CJK_DATE = re.compile(r"\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日")
 _YEAR = re.compile(r"[12]\d{3}")
 _DAY = re.compile(r"(?<!\d)(?:[1-9]|[12]\d|3[01])(?!\d)")
@@ -102,10 +103,11 @@ def _full_date(text: str, settings: dict[str, object]) -> dt.datetime | None:
 
 
 def whole_dates(text: str) -> list[dt.date]:
-    """The whole dates written in figures in ``text`` (ISO 1961-04-13, CJK 1961年4月13日), in
-    order, each once; what is not a real day (2023-02-30) is left out."""
+    """The whole dates written in figures in ``text`` (ISO 1961-04-13 with two-figure month
+    and day — 2024-1-5 is a subtraction —, CJK 1961年4月13日), in order, each once; what is
+    not a real day (2023-02-30) is left out."""
     found: list[dt.date] = []
-    for m in (*_ISO_IN.finditer(text), *_CJK_DATE.finditer(text)):
+    for m in (*_ISO_STRICT.finditer(text), *_CJK_DATE.finditer(text)):
         y, mo, d = (int(f) for f in re.findall(r"\d+", m.group(0)))
         try:
             day = dt.date(y, mo, d)
