@@ -233,19 +233,19 @@ def test_lars_account_is_put_in_the_requests_language_only_when_it_keeps_every_o
     assert text == "No pude enviarlo: necesita tu permiso; usa --yes." and calls == 2
     # a rewording still in English is not used: Lar's own words stay
     text, _ = _spanish_refusal("I could not send it: it needs your permission; use --yes.")
-    assert text.startswith("I could not do this here. send_mail was not run")
+    assert text.startswith("send_mail was not run: it needs your permission")
     # a rewording that drops the flag the user must type is not used: the English stays
     text, _ = _spanish_refusal("No pude enviarlo: necesita tu permiso.")
-    assert text.startswith("I could not do this here. send_mail was not run")
+    assert text.startswith("send_mail was not run: it needs your permission")
     assert "--yes" in text
     off = LarConfig(home=tmp_path, agent={"accounts_in_language": False})
     text, calls = _spanish_refusal("nunca se pregunta", off)
-    assert text.startswith("I could not do this here.") and calls == 1
+    assert text.startswith("send_mail was not run") and calls == 1
     # an English request is never reworded
     engine = ScriptedEngine([call("send_mail", to="bob@example.com", body="hi"), ""])
     agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."), approver=Deny())
     text = agent.run("Mail bob@example.com saying hi").text
-    assert text.startswith("I could not do this here.") and len(engine.calls) == 1
+    assert text.startswith("send_mail was not run") and len(engine.calls) == 1
 
 
 def test_the_account_of_a_failure_is_kept_even_when_the_answer_names_the_flag() -> None:

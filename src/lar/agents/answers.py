@@ -269,7 +269,9 @@ def check_answer(
     if unrun:
         account = " ".join(u.text for u in unrun)
         if not text.strip():
-            own = all(u.code == Code.NOT_POSSIBLE for u in unrun)  # says so itself
+            # says so itself: what cannot be done here, or what the user did not allow (that
+            # "I could not do this here" put first, the 1.5B gave the account back in English)
+            own = all(u.code in (Code.NOT_POSSIBLE, Code.DENIED) for u in unrun)
             text = added = account if own else "I could not do this here. " + account
         elif account not in text and not _says_how(text, unrun, how, request):
             text, added = f"{text}\n\n({account})", account
