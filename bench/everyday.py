@@ -11,6 +11,8 @@
     python bench/everyday.py --draw 8 --ablate-fired   # the policy ablation table: each task
         # also without each policy that spoke in it (a policy that stays silent changes nothing)
     python bench/everyday.py --report evals/results/everyday.jsonl   # tables from a result file
+    python bench/everyday.py --report A.jsonl B.jsonl   # and --ablate-fired rows of several
+        # draws pooled into one policy ablation table
     python bench/everyday.py --compare BEFORE.jsonl AFTER.jsonl   # both, side by side, into
                                                                   # BENCHMARKS.md
 
@@ -181,14 +183,37 @@ def overridden(model: Any, key: str, value: Any) -> Any:
     return model.model_copy(update={first: overridden(getattr(model, first), rest, value)})
 
 
-def _rows(path: Path) -> dict[str, dict[str, Any]]:
-    newest: dict[str, dict[str, Any]] = {}
+def _rows(path: Path, everyone: bool = False) -> Any:
+    """The rows of a result file: the newest one per task id, or with ``everyone`` all of them
+    in the order written. A line that is not JSON is an error naming the file and line."""
+    rows: list[dict[str, Any]] = []
     if path.exists():
-        for text in path.read_text(encoding="utf-8").splitlines():
+        for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if text.strip():
-                row = json.loads(text)
-                newest[row["id"]] = row
-    return newest
+                try:
+                    rows.append(json.loads(text))
+                except json.JSONDecodeError as exc:
+                    raise SystemExit(f"{path}:{number}: not a result row ({exc})") from None
+    if everyone:
+        return rows
+    return {row["id"]: row for row in rows if "arm" not in row}
+
+
+def fired_pairs(paths: list[Path]) -> dict[str, list[tuple[dict[str, Any], dict[str, Any]]]]:
+    """From the rows ``--ablate-fired`` wrote: per policy, each task's run as is paired with
+    its run without that policy (the as-is row is the last one of that id written before)."""
+    pooled: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
+    for path in paths:
+        as_is: dict[str, dict[str, Any]] = {}
+        for row in _rows(path, everyone=True):
+            arm = row.get("arm")
+            if arm is None:
+                as_is[row["id"]] = row
+            elif arm.startswith("without ") and row["id"] in as_is:
+                name = arm.removeprefix("without ")
+                if name in as_is[row["id"]].get("policies", []):
+                    pooled[name].append((as_is[row["id"]], row))
+    return pooled
 
 
 def main() -> int:
@@ -224,7 +249,9 @@ def main() -> int:
     parser.add_argument("--ablate-fired", action="store_true",
                         help="each task also without each policy that spoke in it (same mark): "
                              "the policy ablation table")  # fmt: skip
-    parser.add_argument("--report", type=Path, default=None, help="only print tables of a file")
+    parser.add_argument("--report", type=Path, nargs="+", default=None, metavar="FILE",
+                        help="only print tables of result files; rows of --ablate-fired runs "
+                             "are pooled into one policy ablation table")  # fmt: skip
     parser.add_argument(
         "--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
         help="two result files side by side (written to BENCHMARKS.md)",
@@ -243,11 +270,18 @@ def main() -> int:
     from lar.evals.everyday import EverydayRunner, load_tasks
 
     if args.report is not None:
-        rows = list(_rows(args.report).values())
-        for prefix, title in (("d-", "dev half"), ("t-", "test half (frozen)")):
-            part = [r for r in rows if r["id"].startswith(prefix)]
-            if part:
-                print(table(f"{title}, {args.report.name}", part) + "\n")
+        for path in args.report:
+            if not path.is_file():
+                parser.error(f"--report: no file {str(path)!r}")
+            rows = list(_rows(path).values())
+            for prefix, title in (("d-", "dev half"), ("t-", "test half (frozen)"), ("g", "draw")):
+                part = [r for r in rows if r["id"].startswith(prefix)]
+                if part:
+                    print(table(f"{title}, {path.name}", part) + "\n")
+        pooled = fired_pairs(args.report)
+        if pooled:
+            names = ", ".join(p.name for p in args.report)
+            print(fired_table(f"Policy ablation pooled over {names}", pooled) + "\n")
         return 0
     if args.save is not None and len(args.draw or []) != 1:
         parser.error("--save writes one draw: give exactly one --draw SEED")

@@ -5,6 +5,7 @@ side-by-side table counts what the rows say."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -128,3 +129,45 @@ def test_the_fired_ablation_table_counts_wins_and_losses_per_policy() -> None:
     assert lines.index("| `to_converter` | 2 | 2 | 1 | 1 | 0 |") < lines.index(
         "| `pasted_result` | 1 | 0 | 1 | 0 | 1 |"
     )  # the policy that spoke most first
+
+
+def test_the_report_pools_the_ablation_rows_of_several_files(tmp_path: Path) -> None:
+    everyday = _load(BENCH / "everyday.py")
+
+    def row(task: str, passed: bool, policies: list[str], arm: str | None = None) -> str:
+        fields: dict[str, object] = {"id": task, "passed": passed, "policies": policies}
+        if arm is not None:
+            fields["arm"] = arm
+        return json.dumps(fields)
+
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text(
+        "\n".join([
+            row("g1-en-x-0", True, ["pasted_result"]),
+            row("g1-en-x-0", False, [], "without pasted_result"),
+            row("g1-en-y-0", True, []),
+        ]) + "\n"
+    )  # fmt: skip
+    second.write_text(
+        "\n".join([
+            row("g2-de-x-0", False, ["pasted_result", "to_converter"]),
+            row("g2-de-x-0", False, [], "without pasted_result"),
+            row("g2-de-x-0", True, ["pasted_result"], "without to_converter"),
+            row("g2-de-y-0", True, [], "without to_converter"),  # no as-is row: not paired
+        ]) + "\n"
+    )  # fmt: skip
+    pooled = everyday.fired_pairs([first, second])
+    assert sorted(pooled) == ["pasted_result", "to_converter"]
+    assert [(a["id"], a["passed"], b["passed"]) for a, b in pooled["pasted_result"]] == [
+        ("g1-en-x-0", True, False),
+        ("g2-de-x-0", False, False),
+    ]
+    assert [(a["passed"], b["passed"]) for a, b in pooled["to_converter"]] == [(False, True)]
+
+
+def test_a_result_file_with_a_broken_line_is_named_with_its_line(tmp_path: Path) -> None:
+    everyday = _load(BENCH / "everyday.py")
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"id": "a", "passed": true}\n{"id": "b", "pass\n')
+    with pytest.raises(SystemExit, match=r"r\.jsonl:2: not a result row"):
+        everyday.fired_pairs([path])
