@@ -52,9 +52,12 @@ def test_folder_list_shows_folders_then_files_with_sizes_and_no_hidden_names(ws:
     assert lines[0] == "src/  (folder)"
     assert any(line.startswith("  notes.txt  4.9 KB") for line in lines)
     assert ".secret" not in r.content
+    assert lines[-2] == "[2 files in all, 5300 bytes (5.2 KB); 1 folders, 1 hidden names not shown]"
+    # With subfolders, what "including subfolders" asks: counts and bytes by kind, the largest.
     assert lines[-1] == (
-        "[2 files in all (5.2 KB), 1 folders (not looked into: file_find searches subfolders "
-        "too), 1 hidden names not shown]"
+        "[subfolders included: 4 files, 5422 bytes (5.3 KB) — Python files (.py): 2, 122 bytes; "
+        ".bin files: 1, 300 bytes; text files (.txt): 1, 5000 bytes (4.9 KB); largest: notes.txt, "
+        "5000 bytes (4.9 KB)]"
     )
 
 
@@ -67,7 +70,7 @@ def test_folder_list_groups_files_by_kind_under_their_count(tmp_path: Path) -> N
     assert [ln.split()[0] for ln in lines[1:4]] == ["a.jpg", "b.png", "c.jpg"]
     assert lines[lines.index(".q9 files: 1") + 1].startswith("  x.q9  1 bytes")
     assert "text files (.txt): 1" in lines
-    assert lines[-1] == "[5 files in all (5 bytes), 0 folders]"
+    assert lines[-1] == "[5 files in all, 5 bytes; 0 folders]"
 
 
 def test_folder_list_of_one_kind_has_no_group_header(tmp_path: Path) -> None:
@@ -75,7 +78,7 @@ def test_folder_list_of_one_kind_has_no_group_header(tmp_path: Path) -> None:
     (tmp_path / "b.md").write_text("b")
     lines = run(tmp_path, "folder_list").content.splitlines()
     assert lines[0].startswith("a.md  1 bytes") and lines[1].startswith("b.md  1 bytes")
-    assert lines[-1] == "[2 files in all (2 bytes), 0 folders]"
+    assert lines[-1] == "[2 files in all, 2 bytes; 0 folders]"
 
 
 def test_a_folder_tool_given_a_file_gives_its_size_and_lines_first(ws: Path) -> None:
@@ -121,6 +124,9 @@ def test_file_find_counts_files_and_lines_under_subfolders(ws: Path) -> None:
     assert "src/pkg/b.py" in r.content and "10 lines" in r.content
     assert r.content.splitlines()[-1].startswith("[total: 2 files matching '*.py'")
     assert "12 lines]" in r.content
+    (ws / "src" / "pkg" / "big.py").write_text("#" * 2000)
+    total = run(ws, "file_find", pattern="*.py", path="src").content.splitlines()[-1]
+    assert ", 2122 bytes (2.1 KB), " in total  # a total in bytes, as a question asks it
 
 
 def test_the_words_of_one_file_are_counted_as_wc_does(ws: Path) -> None:

@@ -217,6 +217,13 @@ def word_count(text: str) -> int | None:
     return len(text.split())
 
 
+def bytes_text(n: int) -> str:
+    """A total as a question in bytes wants it, with the rounded size beside it: '3405 bytes
+    (3.3 KB)'. From '3.3 KB' alone a small model answers "in bytes" with 3.3 KB (measured)."""
+    rounded = size_text(n)
+    return rounded if n < 1024 else f"{n} bytes ({rounded})"
+
+
 def size_text(n: int) -> str:
     """1,234 bytes → '1.2 KB' (powers of 1024, one decimal)."""
     value = float(n)

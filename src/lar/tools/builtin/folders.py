@@ -18,6 +18,7 @@ from typing import Literal
 
 from lar.tools.base import ToolContext, private_paths, tool
 from lar.tools.builtin.files import (
+    bytes_text,
     not_a_web_address,
     read_outside_danger,
     resolve_path,
@@ -144,11 +145,30 @@ def folder_list(ctx: ToolContext, path: str = ".") -> str:
         lines += [f"{pad}{e.shown}  {size_text(e.size)}  {_when(e.modified)}" for e in members]
     total = sum(e.size for e in files)
     more = f", {len(hidden)} hidden names not shown" if hidden else ""
-    folders_text = f"{len(folders)} folders"
-    if folders:  # a count "including subfolders" taken from this listing would be wrong
-        folders_text += " (not looked into: file_find searches subfolders too)"
-    lines.append(f"[{len(files)} files in all ({size_text(total)}), {folders_text}{more}]")
+    lines.append(f"[{len(files)} files in all, {bytes_text(total)}; {len(folders)} folders{more}]")
+    if folders:
+        lines.append(_with_subfolders(ctx, target))
     return "\n".join(lines)
+
+
+def _with_subfolders(ctx: ToolContext, target: Path) -> str:
+    """The folder's files with its subfolders': counts and bytes per kind and the largest file.
+    A question says "including subfolders" of a folder the model has listed; from the top
+    level alone its count, total or largest file is wrong (measured on generated draws)."""
+    every, cut = _walk(ctx, target, _shown_from(ctx, target), "*")
+    if not every:
+        return "[subfolders included: no files]"
+    kinds = "; ".join(
+        f"{label}: {len(members)}, {bytes_text(sum(e.size for e in members))}"
+        for label, members in _by_kind(every)
+    )
+    largest = max(every, key=lambda e: (e.size, e.shown))
+    return (
+        f"[subfolders included: {len(every)} files, {bytes_text(sum(e.size for e in every))} — "
+        f"{kinds}; largest: {largest.shown}, {bytes_text(largest.size)}"
+        + ("; search cut short" if cut else "")
+        + "]"
+    )
 
 
 # What people call a file by its extension: a question says "text files" or "Python files",
@@ -293,7 +313,7 @@ def file_find(
     total_lines = sum(n for n in counts.values() if n is not None)
     total = sum(e.size for e in matched)
     out.append(
-        f"[total: {len(matched)} files matching {pattern!r}, {size_text(total)}, "
+        f"[total: {len(matched)} files matching {pattern!r}, {bytes_text(total)}, "
         f"{total_lines} lines" + ("; search cut short" if cut else "") + "]"
     )
     return "\n".join(out)
