@@ -120,6 +120,9 @@ def test_both_ask_first_are_offered_when_named_and_move_only_for_two_files() -> 
     rename = offered_for(offered, "Renomme taches.md en courses.txt.")
     assert rename[-1] is file_move  # listed last, after the listing every request sees
     assert file_move not in offered_for(offered, "Supprime rapport.txt.")
+    offered.append(file_delete)  # tools.extra: [file_move, file_delete]
+    assert offered_for(offered, "Supprime rapport.txt.")[-1] is file_delete
+    assert file_delete not in offered_for(offered, "Delete the oldest note.")  # no file named
 
 
 @pytest.mark.parametrize(

@@ -467,13 +467,22 @@ _FILE_NAME = re.compile(
 _ADDRESS = re.compile(r"\S+://\S+")
 
 
+def _file_names(request: str) -> set[str]:
+    return {m.group(0).casefold() for m in _FILE_NAME.finditer(_ADDRESS.sub(" ", request))}
+
+
 def names_two_files(request: str) -> bool:
     """Whether ``request`` names two different files (``name.ext``, addresses aside): what a
     move or a rename names, its source and its new name ("Rename taches.md en courses.txt",
-    "将biji.md改名为baogao.txt"). ``file_move``'s gate (``Tool.offered``) when ``tools.extra``
-    offers it: gated so in the default set, it won nothing on dev draws (docs/evals.md)."""
-    names = {m.group(0).casefold() for m in _FILE_NAME.finditer(_ADDRESS.sub(" ", request))}
-    return len(names) >= 2
+    "将biji.md改名为baogao.txt"). ``file_move``'s gate (``Tool.offered``)."""
+    return len(_file_names(request)) >= 2
+
+
+def names_a_file(request: str) -> bool:
+    """Whether ``request`` names a file (``name.ext``, addresses aside): what a deletion names.
+    ``file_delete``'s gate (``Tool.offered``): a request about no file never lists it."""
+    return bool(_file_names(request))
 
 
 file_move.offered = names_two_files
+file_delete.offered = names_a_file
