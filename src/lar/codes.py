@@ -41,7 +41,6 @@ class Code(StrEnum):
     INVENTED_OPTION = "invented_option"
     PERCENT_SCALE = "percent_scale"
     GROUPED_FIGURES = "grouped_figures"
-    TO_CONVERTER = "to_converter"
     FIGURES_WITHOUT_DATA = "figures_without_data"
     ENGLISH_ANSWER = "english_answer"
     UNCHECKED_FIGURE = "unchecked_figure"

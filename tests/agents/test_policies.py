@@ -321,7 +321,6 @@ def test_a_profile_and_its_edits_choose_the_policies() -> None:
         "invented_tool",
         "percent_scale",
         "grouped_figures",
-        "to_converter",
         "reopened_skill",
         "repeated_call",
         "narrow_read",

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lar.codes import Code
 from lar.tools.base import ToolContext
 from lar.tools.builtin import notes, todo, web_scan
 from lar.tools.builtin.web import simplify_html
@@ -86,8 +87,30 @@ def test_an_address_nothing_answers_on_says_so_plainly(tmp_path: Path) -> None:
     call = ToolCall("c", "web_scan", {"url": f"http://127.0.0.1:{port}/page"})
     ctx = ToolContext(workspace=tmp_path)
     r = asyncio.run(ToolExecutor([web_scan], approver=lambda c, t: True).run(call, ctx))
-    assert r.error is not None
+    assert r.error is not None and r.error.code == Code.NOT_POSSIBLE
     assert "could not reach 127.0.0.1" in r.error.detail and "no network" in r.error.detail
+
+
+def test_a_page_that_could_not_be_reached_ends_the_run_on_lar_s_account(tmp_path: Path) -> None:
+    """What the model would say after a failed fetch (weather it never read) is not the answer:
+    the account of what was not read is, with no model call after it."""
+    import json
+    import socket
+
+    from lar import Agent
+    from lar.engines.scripted import ScriptedEngine
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/weather"
+    step = json.dumps({"name": "web_scan", "arguments": {"url": url}})
+    engine = ScriptedEngine([f"<tool_call>\n{step}\n</tool_call>", "It is sunny and 24 °C."])
+    agent = Agent(engine=engine, tools=[web_scan], workspace=tmp_path, approver=lambda c, t: True)
+    result = agent.run(f"What is the weather now, as {url} says?")
+    assert result.text.startswith("Lar could not reach 127.0.0.1") and "sunny" not in result.text
+    kinds = [type(e).__name__ for e in result.events]
+    assert "ModelCalled" not in kinds[kinds.index("ToolCallFinished") :]
 
 
 def test_simplify_collapses_whitespace() -> None:

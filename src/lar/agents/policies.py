@@ -461,14 +461,12 @@ from lar.agents.value_policies import (  # noqa: E402
     FiguresWithoutData,
     GroupedFigures,
     PercentScale,
-    ToConverter,
 )
 
 DEFAULT_PROFILE: Sequence[str] = (
     InventedTool.name,
     PercentScale.name,
     GroupedFigures.name,
-    ToConverter.name,
     InventedOption.name,
     ReopenedSkill.name,
     RepeatedCall.name,

@@ -20,7 +20,7 @@ __all__ = ["eval_command"]
 TRACKS = ("native", "protocol", "constrained")
 
 POLICY_NAMES = (
-    "invented_tool", "percent_scale", "grouped_figures", "to_converter", "invented_option",
+    "invented_tool", "percent_scale", "grouped_figures", "invented_option",
     "reopened_skill", "repeated_call",
     "unread_file", "table_by_code", "narrow_read", "ungrounded_values",
     "off_topic", "doubted_values", "more_calls", "lost_text", "refused_call", "assumed_factor",

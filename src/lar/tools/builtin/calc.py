@@ -17,7 +17,6 @@ from typing import Any
 from lar.tools.base import NotPossibleHere, ToolContext, tool
 
 __all__ = [
-    "asked_conversion",
     "calculate",
     "convert_units",
     "number_text",
@@ -335,52 +334,6 @@ def _pair_factors(text: str) -> tuple[float, ...]:
 def _common() -> frozenset[Any]:
     units = _units()
     return frozenset(units.parse_units(u) for u in _COMMON_UNITS)
-
-
-_TEMPERATURES = ("degC", "degF")
-_AMOUNT = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w]|[.,]\d)")
-
-
-def amount_of(written: str) -> float:
-    """A figure as written in a request: ``5,000`` and ``1.250.000`` grouped, ``279,2`` with a
-    decimal comma, ``2.340,5`` both."""
-    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", written):
-        return float(written.replace(",", ""))
-    if "," in written or written.count(".") > 1:
-        whole, _, fraction = written.replace(",", ".").rpartition(".")
-        if "," not in written:  # 1.250.000: points between thousands only
-            return float(written.replace(".", ""))
-        return float(f"{whole.replace('.', '')}.{fraction}")
-    return float(written)
-
-
-def asked_conversion(request: str) -> tuple[float, str, str] | None:
-    """(amount, from, to) when ``request`` names exactly two units of one kind that pint reads
-    (a common unit, or Celsius and Fahrenheit, as most languages write them) and a figure
-    before the first of them: "Convert 109 degrees Fahrenheit to degrees Celsius",
-    "How many miles is 12,5 km?". None otherwise (units pint cannot read, three units, none)."""
-    units = _units()
-    kinds = _common() | {units.parse_units(u) for u in _TEMPERATURES}
-    named: list[tuple[int, Any]] = []
-    for m in _UNIT_WORD.finditer(request.replace("/", " ")):
-        token = m.group(0)
-        if token.casefold() == "in" or (len(token) == 1 and token.isupper()):
-            continue  # the word, and a lone capital (K for a thousand), far more often
-        try:
-            unit = units.parse_units(_unit(token))
-        except Exception:  # not a unit pint knows (most words are not)
-            continue
-        if unit in kinds and unit not in [u for _, u in named]:
-            named.append((m.start(), unit))
-    if len(named) != 2 or named[0][1].dimensionality != named[1][1].dimensionality:
-        return None
-    figures = [(m.start(), m.group(0)) for m in _AMOUNT.finditer(request)]
-    for at, unit in sorted(named, key=lambda n: n[0]):
-        before = [written for where, written in figures if where < at]
-        if before:
-            other = next(u for _, u in named if u != unit)
-            return amount_of(before[-1]), str(unit), str(other)
-    return None
 
 
 def unit_factor(figure: str, request: str = "") -> bool:

@@ -11,7 +11,7 @@ from urllib.parse import urljoin, urlparse
 
 import httpx
 
-from lar.tools.base import ToolContext, tool
+from lar.tools.base import NotPossibleHere, ToolContext, tool
 from lar.tools.danger import Verdict
 
 __all__ = ["web_scan", "simplify_html"]
@@ -154,6 +154,12 @@ _MAX_CHARS = 4000
 calls, where it broke them."""
 
 
+class Unreachable(NotPossibleHere, ConnectionError):
+    """No answer from the address: retried as a network failure, then the tool's account is
+    the answer (``NotPossibleHere``). The 1.5B, its fetch failed, answered "sunny and warm" and
+    exchange rates of its own; the account says what was not read, in the request's language."""
+
+
 @tool(
     timeout_s=20,
     determinism="nondeterministic",
@@ -175,9 +181,10 @@ def web_scan(url: str) -> str:
         kind, text, final = _fetch(url, local_ok)
     except httpx.ConnectError as exc:
         host = urlparse(url).hostname or url
-        raise ConnectionError(
-            f"could not reach {host} ({exc}): this machine may have no network, or the address "
-            "is wrong"
+        raise Unreachable(
+            f"Lar could not reach {host} ({exc}): this machine may have no network, or the "
+            "address is wrong, so that page was not read and what it says now is not known "
+            "here."
         ) from None
     if "html" in kind or text.lstrip().lower().startswith(("<!doctype html", "<html")):
         text = simplify_html(text, final)
