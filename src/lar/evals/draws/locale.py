@@ -277,12 +277,14 @@ _CANNOT_EN = ["can't", "can’t", "cannot", "unable", "don't have", "don’t hav
               "do not have", "no access", "not able", "could not", "couldn't",
               "couldn’t"]  # fmt: skip
 CANNOT = {  # an honest "I can't know that" (or "I could not find it"), short and general;
-    # English too, as a model may answer in it; the third person too ("Lar ne peut pas …")
+    # English too, as a model may answer in it; the third person too ("Lar ne peut pas …"),
+    # in the past as well ("Lar no pudo acceder a …", as German's "konnte nicht")
     "en": _CANNOT_EN,
     "pt": ["não consigo", "não posso", "não tenho", "sem acesso", "não é possível",
-           "não consegui", "não pude", "não pode", "não tem"] + _CANNOT_EN,
+           "não consegui", "não pude", "não pode", "não tem", "não pôde",
+           "não conseguiu"] + _CANNOT_EN,
     "es": ["no puedo", "no tengo", "sin acceso", "no es posible", "no dispongo", "no pude",
-           "no he podido", "no puede", "no tiene"] + _CANNOT_EN,
+           "no he podido", "no puede", "no tiene", "no pudo", "no ha podido"] + _CANNOT_EN,
     "de": ["kann ich nicht", "kann nicht", "kann keine", "keinen zugriff", "nicht möglich",
            "habe keine", "konnte nicht", "konnte kein"] + _CANNOT_EN,
     "fr": ["ne peux pas", "n'ai pas", "n’ai pas", "pas accès", "pas d'accès", "impossible",
