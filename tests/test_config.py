@@ -57,8 +57,8 @@ def test_unknown_key_lists_allowed_keys(lar_home: Path) -> None:
     assert str(info.value) == (
         f"{path}:2: agent.max_turn: unknown key 'max_turn'; "
         "allowed keys: max_turns, system_prompt, workspace, off_topic_below, policies, "
-        "name_the_language, accounts_in_language, answers_in_language, tool_listing_every, "
-        "max_messages, token_budget, time_budget_s, kind, name, max_parallel, members"
+        "name_the_language, accounts_in_language, tool_listing_every, max_messages, "
+        "token_budget, time_budget_s, kind, name, max_parallel, members"
     )
 
 
