@@ -47,10 +47,6 @@ class AgentSettings(_Strict):
     that language by one more model call, kept only when it carries every option (``--yes``),
     figure, address and file name of the account (lar.agents.answers.in_request_language);
     false: the account stays in English."""
-    answers_in_language: bool = False
-    """With ``accounts_in_language``: a whole answer written in English (both language signals
-    agree) to a request confidently in another language is put in that language by one more
-    model call, kept on the same terms as an account's rewording. Off until measured."""
     tool_listing_every: int | None = Field(None, ge=1, le=1000)
     """Text tracks (X6): the full tool listing on a run's first turn and every this many turns,
     a one-line reminder of the tools' signatures in between. 1: the full listing every turn.

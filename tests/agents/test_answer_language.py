@@ -43,25 +43,6 @@ def test_the_request_language_is_named_only_when_sure_and_not_english(
     assert request_language(request_) == language
 
 
-def test_a_likely_language_is_named_for_most_generated_requests_and_never_for_english() -> None:
-    """On generated requests (dev seeds; the language of each is known): ``likely_language``
-    names most non-English ones right, where ``request_language`` must be sure, and no English
-    one — a question asked about an English answer costs nothing on an English request."""
-    from lar.calling.relevance import likely_language
-    from lar.evals.draws import draw
-
-    tasks = [t for seed in (200, 201, 202) for t in draw(seed, per_language=12)]
-    others = [t for t in tasks if t.language != "en"]
-    names = {"pt": "Portuguese", "es": "Spanish", "de": "German", "fr": "French", "zh": "Chinese"}
-    right = sum(likely_language(t.request) == names[t.language] for t in others)
-    sure = sum(request_language(t.request) == names[t.language] for t in others)
-    wrong = [
-        t.request for t in others if likely_language(t.request) not in (None, names[t.language])
-    ]
-    assert right >= 0.85 * len(others) and right > sure and len(wrong) <= 0.03 * len(others)
-    assert [t.request for t in tasks if t.language == "en" and likely_language(t.request)] == []
-
-
 def _exchange(request_: str) -> list[Message]:
     call = ToolCall(id="c1", name="count_lines", arguments={"path": "a.txt"})
     return [

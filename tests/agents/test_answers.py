@@ -364,35 +364,3 @@ def test_failures_copied_back_after_every_call_failed_are_no_answer() -> None:
     own = "I could not reach the stock site, so I have no price for ADBE today."
     checked = check_answer(own, addressed=[], said=[], results=[fetch, skipped])
     assert checked.text.startswith(own) and "web_scan did not work" in checked.text
-
-
-def test_an_english_answer_to_a_request_likely_in_another_language_is_put_in_it(
-    tmp_path: Path,
-) -> None:
-    on = LarConfig(home=tmp_path, agent={"answers_in_language": True})
-    request = "Convertis 287 kilomètres en miles."  # short: likely, not surely, French
-    english = "287 kilometers is equal to 178.33 miles."
-    said = "287 kilomètres font 178,33 miles."  # the other decimal mark: carried
-
-    def answered(replies: list[str], config: LarConfig | None, asked: str = request) -> str:
-        engine = ScriptedEngine(replies)
-        agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."), config=config, policies=[])
-        text = agent.run(asked).text  # no policy: the answer goes out as the model gave it
-        calls.append(len(engine.calls))
-        if len(engine.calls) > 1:
-            [question] = engine.calls[1]
-            assert "in French" in question.content and english in question.content
-        return text
-
-    calls: list[int] = []
-    assert answered([english, said], on) == said
-    # a rewording that loses a figure, or is English still, is not used
-    assert answered([english, "287 kilomètres font beaucoup de miles."], on) == english
-    assert answered([english, "That is 178.33 miles for 287 kilometers."], on) == english
-    assert calls == [2, 2, 2]
-    # off (the default), for an English request, or for an answer in the request's language:
-    # no question asked
-    assert answered([english, said], None) == english
-    assert answered([english, said], on, "Convert 287 kilometers to miles.") == english
-    assert answered([said, "x"], on) == said
-    assert calls[3:] == [1, 1, 1]

@@ -335,47 +335,34 @@ async def in_request_language(
     checked: Checked,
     history: Sequence[Message],
     ask: Callable[[list[Message], str], Awaitable[ModelResponse | None]],
-    whole: bool = False,
 ) -> str:
     """``checked.text`` with Lar's own account (``checked.account``, English) put in the
     language of the request (the last user message of ``history``) by one question to the
-    model, where the request is surely in another language (``request_language``); with
-    ``whole``, where it most likely is (``likely_language``), and an answer with no account
-    that is itself surely English (``written_in_english``) is put so too. The rewording is
-    kept only when it carries every option, figure, address and file name of what it rewords
-    and is not English itself; otherwise, or when the model cannot be asked, the text stays as
-    it was."""
-    from lar.calling import relevance
+    model, where the request is surely in another language (``request_language``). The
+    rewording is kept only when it carries every option, figure, address and file name of the
+    account and is not English itself; otherwise, or when the model cannot be asked, the
+    account stays as Lar wrote it."""
     from lar.calling.prompt import clean_answer
+    from lar.calling.relevance import in_embedder_language, request_language
 
     request = next((m.content for m in reversed(history) if m.role == "user"), "")
-    english = checked.account or (
-        whole and relevance.written_in_english(checked.text) and checked.text
-    )
-    name = relevance.likely_language if whole else relevance.request_language
-    language = name(request) if english else None
-    if not english or language is None:
+    language = request_language(request) if checked.account else None
+    if language is None:
         return checked.text
+    account = checked.account
     response = await ask(
-        [Message("user", ACCOUNT_PROMPT.format(language=language, account=english))],
-        "account_in_language" if checked.account else "answer_in_language",
+        [Message("user", ACCOUNT_PROMPT.format(language=language, account=account))],
+        "account_in_language",
     )
     said = clean_answer(response.content if response is not None else "").strip()
     said = re.sub(r"^[^\n]*:\s*\n+", "", said).strip()  # "Here is the message:"
-    found = {k.strip(".,;:()[]\"'") for k in _KEPT.findall(english)}
+    found = {k.strip(".,;:()[]\"'") for k in _KEPT.findall(account)}
     kept = {k for k in found if k and not (k.lstrip("-").isdigit() and len(k.lstrip("-")) < 2)}
-    if not said or len(said) > 3 * len(english) or any(not _carried(k, said) for k in kept):
+    if not said or len(said) > 3 * len(account) or any(k not in said for k in kept):
         return checked.text
-    if relevance.in_embedder_language(said):  # reworded, still in English: Lar's words stay
+    if in_embedder_language(said):  # reworded, but still in English: Lar's own words stay
         return checked.text
-    return checked.text.replace(english, said)
-
-
-def _carried(kept: str, said: str) -> bool:
-    """``kept`` is in ``said`` as written, or as a figure with the other decimal mark ("66.2"
-    written "66,2" in Portuguese)."""
-    swapped = kept.translate(str.maketrans(".,", ",."))
-    return kept in said or (any(c.isdigit() for c in kept) and swapped in said)
+    return checked.text.replace(account, said)
 
 
 def stopped_answer(

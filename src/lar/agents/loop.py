@@ -436,8 +436,7 @@ class _Loop:
         self.events.extend(notices(checked))
         if not self.settings.accounts_in_language:
             return checked.text
-        whole = self.settings.answers_in_language  # the whole answer too, where it is English
-        return await in_request_language(checked, self.history, self.ask, whole)
+        return await in_request_language(checked, self.history, self.ask)
 
     async def out_of_turns(self, turn: Turn) -> AsyncIterator[Event]:
         """Calls on the last turn: run when they change nothing (the user gets what they

@@ -116,9 +116,6 @@ class LoopSettings:
     accounts_in_language: bool = False
     """Lar's own account of what did not run, in English, is put in the request's language by
     one more model call (``agent.accounts_in_language``; lar.agents.answers)."""
-    answers_in_language: bool = False
-    """With ``accounts_in_language``: a whole answer in English to a request surely in another
-    language is put in that language too (``agent.answers_in_language``)."""
 
     def full_listing(self, turn: int) -> bool:
         """Whether turn ``turn`` (1-based) of a run gets the full tool listing (X6)."""
@@ -333,7 +330,6 @@ def loop_settings(
         budget=budget,
         name_the_language=config.agent.name_the_language,
         accounts_in_language=config.agent.accounts_in_language,
-        answers_in_language=config.agent.answers_in_language,
         system_prompt=agent.system_prompt or config.agent.system_prompt or DEFAULT_SYSTEM_PROMPT,
         params=params,
         n_ctx=agent.n_ctx or engine.context_size,

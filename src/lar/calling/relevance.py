@@ -7,9 +7,10 @@ a verdict: unrelated when its tool's description is further from the request tha
 is done about a verdict is the policies' (lar.agents.policies: ``off_topic``,
 ``ungrounded_values``).
 
-The embedder was trained on English: for a request in another language a fitting tool can score
-as low as an unrelated one ("Como está o tempo em Lisboa?": 0.07 against a weather tool).
-``in_embedder_language`` tells the policies when a low score is evidence, when a reason to ask.
+The embedder was trained on English text: for a request in another language a fitting tool can
+score as low as an unrelated one ("Como está o tempo em Lisboa?" scores 0.07 against a weather
+tool). ``in_embedder_language`` tells the policies when a low score is evidence and when it is
+only a reason to ask.
 
 Tools marked ``broad`` (Lar's built-ins: shell, files, code, web, memory) are never judged:
 their descriptions cannot name what they fit, and on the dev set fitting requests score as low as
@@ -108,13 +109,6 @@ def in_embedder_language(text: str) -> bool:
     return identify is not None and identify(text) == "en"
 
 
-def written_in_english(text: str) -> bool:
-    """Whether an answer is in English: ``in_embedder_language`` on it without its file names,
-    paths and figures. A bare value ("146.51", "notes.txt") or two words are in no language."""
-    words = re.sub(r"\S*(?:\d|[/\\_@]|\.\w)\S*", " ", text)
-    return len(words.split()) >= 3 and in_embedder_language(words)
-
-
 _NAMES = {
     "en": "English", "pt": "Portuguese", "es": "Spanish", "fr": "French", "de": "German",
     "it": "Italian", "nl": "Dutch", "sv": "Swedish", "da": "Danish", "no": "Norwegian",
@@ -126,15 +120,16 @@ _NAMES = {
     "fa": "Persian", "hi": "Hindi", "bn": "Bengali", "th": "Thai", "vi": "Vietnamese",
     "id": "Indonesian", "ms": "Malay", "tl": "Tagalog", "sw": "Swahili",
 }  # fmt: skip
-"""The identifier's languages (``_LANGUAGES``) by the English names an instruction uses."""
+"""The identifier's languages (``_LANGUAGES``) by their English names, as an instruction
+names them."""
 
 SURE = 0.8
-"""The probability a request's language must reach to be named (dev draw: 72 requests, six
-languages; the three named wrong were all below it, 0.26–0.76)."""
+"""The identifier's probability a request's language must reach to be named: on a dev draw's
+72 requests in six languages, the three it got wrong were all below it (0.26–0.76)."""
 
 _NOT_SPACED = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
-"""Chinese, Japanese and Korean characters and punctuation: written without spaces, they bound
-a file name or a figure in a request."""
+"""Chinese, Japanese and Korean characters and their punctuation: written without spaces, so
+a file name or a figure in such a request is bounded by them, not by a space."""
 _UNWORDS = re.compile(rf"[^\s{_NOT_SPACED}]*(?:\d|[/\\_@{{}}]|\.\w)[^\s{_NOT_SPACED}]*")
 """File names, paths, figures, addresses and placeholders: in no language. (Bounded by spaces
 only, "yusuan.txt一共几行？" was taken whole, and no Chinese request with a figure or a file
@@ -150,7 +145,7 @@ def request_language(text: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=256)
-def request_language_code(text: str, bar: float = SURE) -> str | None:
+def request_language_code(text: str) -> str | None:
     """``request_language`` as the identifier's ISO 639-1 code ("pt", "zh")."""
     words = _UNWORDS.sub(" ", text)
     if len(words.strip()) < 4 or in_embedder_language(words):
@@ -159,21 +154,9 @@ def request_language_code(text: str, bar: float = SURE) -> str | None:
     if rank is None:
         return None
     code, probability = rank(words)
-    if code == "en" or probability < bar or code not in _NAMES:
+    if code == "en" or probability < SURE or code not in _NAMES:
         return None
     return code
-
-
-LIKELY = 0.6
-"""``likely_language``'s bar: on dev draws 100–111 (1,296 requests, six languages) it named
-1,029 of 1,080 non-English ones right, 2 wrong, none of 216 English ones (``SURE``: 978)."""
-
-
-def likely_language(text: str) -> str | None:
-    """``request_language`` with a lower bar (``LIKELY``): short requests ("Renomme a.md en
-    b.md") are rarely sure, and an English answer to one is in the wrong language all the same."""
-    code = request_language_code(text, LIKELY)
-    return None if code is None else _NAMES.get(code)
 
 
 _MODEL: list[Any] = []

@@ -208,10 +208,11 @@ def ungrounded(answer: str, sources: Iterable[str]) -> list[str]:
 def in_english(answer: str) -> bool:
     """Whether ``answer`` is written in English: the two signals the off-topic check asks for
     (frequent English words, and py3langid) agree, on the answer without its file names and
-    figures (``lar.calling.relevance.written_in_english``)."""
-    from lar.calling.relevance import written_in_english
+    figures. A bare value ("146.51", "notes.txt") is in no language."""
+    from lar.calling.relevance import in_embedder_language
 
-    return written_in_english(answer)
+    words = re.sub(r"\S*(?:\d|[/\\_@]|\.\w)\S*", " ", answer)
+    return len(words.split()) >= 3 and in_embedder_language(words)
 
 
 def _nested(value: Any) -> bool:
