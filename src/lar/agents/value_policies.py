@@ -2,13 +2,11 @@
 scale than its parameter says it takes (lar.calling.percents), is put on that scale before the
 call runs; figures in an answer after every call of the request failed, which nobody gave, are
 asked about once; a figure grouped in thousands with points (9.385 in German) passed as a
-decimal gets the number the request means; a conversion between two units the request names,
-worked out by hand, is run by the converter (lar.agents.policies registers the rest)."""
+decimal gets the number the request means (lar.agents.policies registers the rest)."""
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import ClassVar
 
 from lar.agents.answers import invented_figures
@@ -20,8 +18,6 @@ from lar.calling.relevance import request_language
 from lar.types import Code
 
 __all__ = ["PercentScale", "FiguresWithoutData", "GroupedFigures"]
-
-_FIGURE = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w]|[.,]\d)")
 
 
 @builtin
