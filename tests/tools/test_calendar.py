@@ -151,6 +151,7 @@ def test_a_request_without_a_date_is_not_seen_to_name_one() -> None:
 
 def test_a_gated_tool_is_listed_last_and_only_for_a_request_its_gate_fits() -> None:
     from lar.tools.builtin import builtin_tools
+
     from lar.tools.builtin.files import file_delete
 
     tools = builtin_tools()
