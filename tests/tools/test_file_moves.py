@@ -104,22 +104,25 @@ def test_deleting_a_link_deletes_the_link_not_what_it_points_to(
     assert (tmp_path / "target.txt").read_text() == "t"
 
 
-def test_both_ask_first_are_in_the_default_set_and_listed_only_when_a_file_is_named() -> None:
+def test_both_ask_first_are_offered_when_named_and_move_only_for_two_files() -> None:
     from lar.tools import builtin_tools
-    from lar.tools.builtin.files import names_a_file, names_two_files
+    from lar.tools.builtin.files import names_two_files
     from lar.tools.executor import offered_for
 
     assert file_move.permission == "confirm" and file_delete.permission == "confirm"
-    assert {"file_move", "file_delete"} <= {t.name for t in builtin_tools()}
-    assert optional_tools(["file_move", "file_delete"]) == []  # tools.extra naming them: there
-    assert file_move.offered is names_two_files and file_delete.offered is names_a_file
-    offered = builtin_tools()
+    assert [t.name for t in optional_tools(["file_move", "file_delete"])] == [
+        "file_move",
+        "file_delete",
+    ]
+    assert not {"file_move", "file_delete"} & {t.name for t in builtin_tools()}
+    assert file_move.offered is names_two_files
+    offered = [*builtin_tools(), file_move]  # tools.extra: [file_move]
     rename = offered_for(offered, "Renomme taches.md en courses.txt.")
-    assert rename[-2:] == [file_move, file_delete]  # listed last, after what every request sees
-    delete = offered_for(offered, "Supprime rapport.txt.")
-    assert delete[-1] is file_delete and file_move not in delete
-    none = offered_for(offered, "Delete the oldest note.")  # no file named: neither
-    assert file_move not in none and file_delete not in none
+    assert rename[-1] is file_move  # listed last, after the listing every request sees
+    assert file_move not in offered_for(offered, "Supprime rapport.txt.")
+    offered.append(file_delete)  # tools.extra: [file_move, file_delete]
+    assert offered_for(offered, "Supprime rapport.txt.")[-1] is file_delete
+    assert file_delete not in offered_for(offered, "Delete the oldest note.")  # no file named
 
 
 @pytest.mark.parametrize(

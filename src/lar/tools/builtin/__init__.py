@@ -35,11 +35,9 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     todo,
     schedule,
     calendar,  # listed only for a request that names a date (``Tool.offered``)
-    file_move,  # listed only for a request that names two files
-    file_delete,  # listed only for a request that names a file
 )
 
-OPTIONAL_TOOLS: tuple[Tool, ...] = (code_read,)
+OPTIONAL_TOOLS: tuple[Tool, ...] = (code_read, file_move, file_delete)
 """Built in but not offered unless ``tools.extra`` names them: each joins the default set only
 once an ablation on generated draws shows it helps (docs/evals.md)."""
 
@@ -54,8 +52,8 @@ def builtin_tools() -> list[Tool]:
 
 def optional_tools(names: list[str]) -> list[Tool]:
     """The optional tools named (``tools.extra``); ``KeyError`` naming the first unknown one
-    and the known ones. A name of the default set (``calendar``, ``file_move`` and
-    ``file_delete`` were optional once) is taken as already there."""
+    and the known ones. A name of the default set (``calendar`` was optional once) is taken as
+    already there."""
     known = {t.name: t for t in OPTIONAL_TOOLS}
     default = {t.name for t in BUILTIN_TOOLS}
     for name in names:
