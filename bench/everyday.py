@@ -183,9 +183,9 @@ def overridden(model: Any, key: str, value: Any) -> Any:
     return model.model_copy(update={first: overridden(getattr(model, first), rest, value)})
 
 
-def _rows(path: Path, everyone: bool = False) -> Any:
-    """The rows of a result file: the newest one per task id, or with ``everyone`` all of them
-    in the order written. A line that is not JSON is an error naming the file and line."""
+def _all_rows(path: Path) -> list[dict[str, Any]]:
+    """Every row of a result file, in the order written; a line that is not JSON is an error
+    naming the file and line."""
     rows: list[dict[str, Any]] = []
     if path.exists():
         for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -194,9 +194,12 @@ def _rows(path: Path, everyone: bool = False) -> Any:
                     rows.append(json.loads(text))
                 except json.JSONDecodeError as exc:
                     raise SystemExit(f"{path}:{number}: not a result row ({exc})") from None
-    if everyone:
-        return rows
-    return {row["id"]: row for row in rows if "arm" not in row}
+    return rows
+
+
+def _rows(path: Path) -> dict[str, dict[str, Any]]:
+    """The newest as-configured row per task id (rows of another arm left out)."""
+    return {row["id"]: row for row in _all_rows(path) if "arm" not in row}
 
 
 def fired_pairs(paths: list[Path]) -> dict[str, list[tuple[dict[str, Any], dict[str, Any]]]]:
@@ -205,7 +208,7 @@ def fired_pairs(paths: list[Path]) -> dict[str, list[tuple[dict[str, Any], dict[
     pooled: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
     for path in paths:
         as_is: dict[str, dict[str, Any]] = {}
-        for row in _rows(path, everyone=True):
+        for row in _all_rows(path):
             arm = row.get("arm")
             if arm is None:
                 as_is[row["id"]] = row
