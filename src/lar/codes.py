@@ -31,6 +31,7 @@ class Code(StrEnum):
     CUT_CALL = "cut_call"
     LEAKED_TEXT = "leaked_text"
     INVENTED_RESULT = "invented_result"
+    UNLISTED_TOOL = "unlisted_tool"
     # corrections: the loop did something about a reply instead of taking it
     DESCRIBED_CALL = "described_call"
     MADE_UP_RESULT = "made_up_result"
@@ -48,6 +49,7 @@ class Code(StrEnum):
     TABLE_BY_CODE = "table_by_code"
     NARROW_READ = "narrow_read"
     LOST_TEXT = "lost_text"
+    PATCHED_RENAME = "patched_rename"
     REFUSED_CALL = "refused_call"
     ASSUMED_FACTOR = "assumed_factor"
     IGNORED_MEMORY = "ignored_memory"

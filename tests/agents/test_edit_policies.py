@@ -11,7 +11,7 @@ from _fakes import call
 from lar import Agent
 from lar.agents.edit_policies import deleted_words
 from lar.engines.scripted import ScriptedEngine
-from lar.tools.builtin.files import file_patch, file_write
+from lar.tools.builtin.files import file_move, file_patch, file_write
 from lar.types import Code, Notice
 
 
@@ -145,3 +145,43 @@ def test_a_missing_credential_leaves_the_answer_to_the_model(tmp_path: Path) -> 
     assert len(engine.calls) == 2  # not the user's no: the model answers without the tool
     assert result.text.startswith("I have no credential for posting.")
     assert Code.REFUSED_CALL not in codes(result)
+
+
+@pytest.mark.parametrize("path", [None, "ideas.txt"])
+def test_a_rename_written_as_a_replacement_of_names_runs_as_file_move(
+    tmp_path: Path, path: str | None
+) -> None:
+    (tmp_path / "ideas.txt").write_text("call the plumber\n")
+    args = {"old": "ideas.txt", "new": "plans.md"} | ({"path": path} if path else {})
+    engine = ScriptedEngine([call("file_patch", **args), "Renamed."])  # type: ignore[arg-type]
+    agent = Agent(engine=engine, tools=[file_patch, file_move], workspace=tmp_path,
+                  approver=lambda *_: True)  # fmt: skip
+    result = agent.run("Renomeie ideas.txt para plans.md")
+    assert "file_move" not in engine.calls[0][0].content  # not listed: held back
+    assert (tmp_path / "plans.md").read_text() == "call the plumber\n"
+    assert not (tmp_path / "ideas.txt").exists()
+    assert [c.name for c in result.tool_calls] == ["file_move"]
+    assert Code.PATCHED_RENAME in codes(result)
+
+
+def test_a_replacement_that_could_mean_text_runs_as_written(tmp_path: Path) -> None:
+    (tmp_path / "ideas.txt").write_text("see ideas.txt\n")  # the file holds its own name
+    (tmp_path / "notes.txt").write_text("n\n")
+    steps = [
+        call("file_patch", path="ideas.txt", old="ideas.txt", new="plans.md"),
+        call("file_patch", old="notes.txt", new="ideas.txt"),  # the new name is taken
+        "Done.",
+    ]
+    engine = ScriptedEngine(steps)  # type: ignore[arg-type]
+    agent = Agent(engine=engine, tools=[file_patch, file_move], workspace=tmp_path,
+                  approver=lambda *_: True)  # fmt: skip
+    result = agent.run("Change ideas.txt")
+    assert (tmp_path / "ideas.txt").read_text() == "see plans.md\n"
+    assert (tmp_path / "notes.txt").exists()
+    assert Code.PATCHED_RENAME not in codes(result)
+    # without a tool that moves, nothing is changed either
+    (tmp_path / "a.txt").write_text("x\n")
+    engine = ScriptedEngine([call("file_patch", old="a.txt", new="b.txt"), "Done."])  # type: ignore[arg-type]
+    result = Agent(engine=engine, tools=[file_patch], workspace=tmp_path,
+                   approver=lambda *_: True).run("Rename a.txt to b.txt")  # fmt: skip
+    assert (tmp_path / "a.txt").exists() and Code.PATCHED_RENAME not in codes(result)

@@ -286,6 +286,24 @@ def test_an_invented_tool_is_never_run_and_the_model_is_asked_once() -> None:
     assert all("There is no tool" not in m.content for m in history)
 
 
+def test_a_tool_its_gate_left_unlisted_runs_when_called_by_name() -> None:
+    @tool
+    def erase(key: str) -> str:
+        """Erase a key."""
+        return f"erased {key}"
+
+    erase.offered = lambda request: False  # listed for no request
+    a, engine = agent([call("erase", key="k"), "Erased k."], tools=[add, lookup, erase])
+    result = a.run("Erase k.")
+    assert "erase" not in engine.calls[0][0].content  # not in the listing
+    assert [c.name for c in result.tool_calls] == ["erase"] and result.text == "Erased k."
+    notices = [e.code for e in result.events if isinstance(e, Notice)]
+    assert "unlisted_tool" in notices and "invented_tool" not in notices
+    # written as a Python call, it is read as one too: the parser knows the held name
+    a, _ = agent(['erase(key="k")', "Erased k."], tools=[add, lookup, erase])
+    assert [c.name for c in a.run("Erase k.").tool_calls] == ["erase"]
+
+
 def test_an_invented_tool_near_a_listed_one_names_it() -> None:
     a, engine = agent([call("lokup", key="k"), call("lookup", key="k"), "value of k"])
     result = a.run("look k up")

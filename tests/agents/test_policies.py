@@ -324,6 +324,7 @@ def test_a_profile_and_its_edits_choose_the_policies() -> None:
         "reopened_skill",
         "repeated_call",
         "narrow_read",
+        "patched_rename",
         "lost_text",
         "refused_call",
     ]

@@ -1,6 +1,6 @@
 """file_move and file_delete: inside the workspace only, nothing overwritten, a deleted file
-kept in Lar's trash; both ask first (confirm) and are offered only when ``tools.extra`` names
-them, file_move then only for a request that names two files."""
+kept in Lar's trash; both ask first (confirm), are in the default set and are never listed:
+they run when the model calls them by name (``held_back``)."""
 
 from __future__ import annotations
 
@@ -104,43 +104,16 @@ def test_deleting_a_link_deletes_the_link_not_what_it_points_to(
     assert (tmp_path / "target.txt").read_text() == "t"
 
 
-def test_both_ask_first_are_offered_when_named_and_move_only_for_two_files() -> None:
+def test_both_ask_first_and_are_in_the_default_set_but_never_listed() -> None:
     from lar.tools import builtin_tools
-    from lar.tools.builtin.files import names_two_files
     from lar.tools.executor import offered_for
 
     assert file_move.permission == "confirm" and file_delete.permission == "confirm"
-    assert [t.name for t in optional_tools(["file_move", "file_delete"])] == [
-        "file_move",
-        "file_delete",
-    ]
-    assert not {"file_move", "file_delete"} & {t.name for t in builtin_tools()}
-    assert file_move.offered is names_two_files
-    offered = [*builtin_tools(), file_move]  # tools.extra: [file_move]
-    rename = offered_for(offered, "Renomme taches.md en courses.txt.")
-    assert rename[-1] is file_move  # listed last, after the listing every request sees
-    assert file_move not in offered_for(offered, "Supprime rapport.txt.")
-    offered.append(file_delete)  # tools.extra: [file_move, file_delete]
-    assert offered_for(offered, "Supprime rapport.txt.")[-1] is file_delete
-    assert file_delete not in offered_for(offered, "Delete the oldest note.")  # no file named
-
-
-@pytest.mark.parametrize(
-    ("request_", "two"),
-    [("Mude o nome de tarefas.md para contatos.txt.", True),
-     ("将biji.md改名为baogao.txt。", True),  # names between Chinese words
-     ("Move relatório.txt to arquivo/relatório-2.txt", True),
-     ("Delete report.md.", False),
-     ("Create a file named plans.md that says: buy milk", False),
-     ("Read http://127.0.0.1:8000/a.html and notes.txt", False),  # an address is no file
-     ("Summarize README.md, e.g. its goals", False),  # "e.g." is no file
-     ("Compare 3.5 and 4.25", False),
-     ("Compare notes.txt with notes.TXT", False)],  # one file, written twice
-)  # fmt: skip
-def test_two_files_are_seen_where_a_request_names_two(request_: str, two: bool) -> None:
-    from lar.tools.builtin.files import names_two_files
-
-    assert names_two_files(request_) is two
+    default = builtin_tools()
+    assert {"file_move", "file_delete"} <= {t.name for t in default}
+    for request in ("Supprime rapport.txt.", "Renomme taches.md en courses.txt.", "Hello"):
+        assert not {file_move, file_delete} & set(offered_for(default, request))
+    assert optional_tools(["file_move", "file_delete"]) == []  # already in the default set
 
 
 def test_a_move_into_a_place_code_runs_from_needs_a_yes(ctx: ToolContext) -> None:

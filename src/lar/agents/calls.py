@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from lar.agents.state import Status, TaskRecorder
+from lar.calling.coerce import resolve_name
 from lar.calling.prompt import call_text
 from lar.tools.base import Tool, ToolContext
-from lar.tools.executor import ToolExecutor
-from lar.types import Code, Message, ToolCall, ToolError, ToolResult
+from lar.tools.executor import ToolExecutor, tool_names
+from lar.types import Code, Message, Notice, ToolCall, ToolError, ToolResult
 
 __all__ = [
     "blocked",
@@ -20,7 +21,28 @@ __all__ = [
     "unique_ids",
     "finish_task",
     "change_nothing",
+    "unlisted",
 ]
+
+
+def unlisted(
+    calls: Sequence[ToolCall],
+    listed: dict[str, Tool],
+    known: dict[str, list[str]],
+    held: dict[str, Tool],
+) -> Iterator[Notice]:
+    """The tools ``calls`` name that the request's listing left out (``Tool.offered``), moved
+    from ``held`` into ``listed`` and ``known`` so they run as called; permissions still guard
+    them. A gate keeps a small model's listing short; it does not put a tool out of reach."""
+    for call in calls:
+        if resolve_name(call.name, listed) is not None:
+            continue
+        name = resolve_name(call.name, held)
+        if name is None:
+            continue
+        listed[name] = tool = held.pop(name)
+        known.update(tool_names([tool]))
+        yield Notice(Code.UNLISTED_TOOL, f"{name} is not listed for this request: run as called")
 
 
 def change_nothing(calls: Sequence[ToolCall], tools: Sequence[Tool]) -> bool:

@@ -14,16 +14,27 @@ call then runs: the user may mean it, and the permission still guards the edit.
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import ClassVar
 
-from lar.agents.policy import ACCEPT, Finish, Policy, Retry, Turn, Verdict, builtin
+from lar.agents.policy import (
+    ACCEPT,
+    ChangeCalls,
+    Finish,
+    Policy,
+    Retry,
+    Turn,
+    Verdict,
+    builtin,
+)
 from lar.tools.executor import NOT_ALLOWED_BY_USER
 from lar.types import Code, ToolCall
 
-__all__ = ["LostText", "RefusedCall", "deleted_words"]
+__all__ = ["LostText", "PatchedRename", "RefusedCall", "deleted_words"]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_FILE_NAME = re.compile(r"[^\s\"'<>|*?]+\.[^\W\d_]\w{0,7}")
 
 
 def deleted_words(old: str, new: str) -> list[str]:
@@ -83,6 +94,61 @@ class LostText(Policy):
                 "asked, reply with the same call again."
             ),
         )
+
+
+@builtin
+class PatchedRename(Policy):
+    """Asked to rename a file, the 1.5B wrote ``file_patch(old="ideas.txt", new="plans.md")``
+    with no ``path`` (or with the old name as the path) even with ``file_move`` listed: a call
+    that fails, or replaces nothing. Only such a call — its ``old`` a file in the workspace,
+    its ``new`` a file name that is free, and no text of that file to replace — is the rename
+    it stands for, run as ``file_move`` under ``file_move``'s own permission."""
+
+    name: ClassVar[str] = "patched_rename"
+    about: ClassVar[str] = (
+        "a text replacement from one file's name to another's, with nothing in a file to "
+        "replace: the rename it stands for, run as file_move"
+    )
+
+    async def before_calls(self, turn: Turn) -> Verdict:
+        mover = turn.tools.get("file_move") or turn.held.get("file_move")
+        if mover is None or turn.workspace is None:
+            return ACCEPT
+        calls, said = [], []
+        for call in turn.calls:
+            moved = self._rename(turn, call)
+            if moved is not None:
+                said.append(f"{call.name}({moved['source']} → {moved['destination']})")
+                call = ToolCall(call.id, mover.name, moved)
+            calls.append(call)
+        if not said:
+            return ACCEPT
+        return ChangeCalls(
+            Code.PATCHED_RENAME, f"a rename written as a text replacement: {', '.join(said)}",
+            calls=tuple(calls),
+        )  # fmt: skip
+
+    @staticmethod
+    def _rename(turn: Turn, call: ToolCall) -> dict[str, str] | None:
+        tool = turn.tools.get(call.name)
+        if tool is None or tool.replaces is None or turn.workspace is None:
+            return None
+        old, new = (call.arguments.get(k) for k in tool.replaces)
+        path = call.arguments.get("path") or old
+        if not (isinstance(old, str) and isinstance(new, str) and path == old):
+            return None
+        if not (_FILE_NAME.fullmatch(old) and _FILE_NAME.fullmatch(new)) or old == new:
+            return None
+        try:
+            source, target = turn.workspace / old, turn.workspace / new
+            inside = source.resolve().is_relative_to(turn.workspace.resolve())
+            if not inside or not source.is_file() or os.path.lexists(target):
+                return None
+            if old in source.read_text(encoding="utf-8", errors="replace"):
+                return None  # the file holds its own name: a replacement could mean it
+        except OSError:
+            return None
+        return {"source": old, "destination": new}
 
 
 @builtin

@@ -13,13 +13,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from lar.agents.answers import (
-    for_user,
-    how_to_allow,
-    in_request_language,
-    notices,
-    stopped_answer,
-)
+from lar.agents.answers import for_user, how_to_allow, in_request_language, notices, stopped_answer
 from lar.agents.budget import BudgetSpent, Spent, budget_answer
 from lar.agents.calls import (
     blocked,
@@ -29,6 +23,7 @@ from lar.agents.calls import (
     pending_calls,
     skipped,
     unique_ids,
+    unlisted,
 )
 from lar.agents.context import TokenCounter, render_memory
 from lar.agents.guard import LoopGuard, call_hash
@@ -180,7 +175,9 @@ class _Loop:
         self.settings, self.recorder, self.run, self.carried = settings, recorder, run, carried
         self.started = time.perf_counter()
         asked = next((m.content for m in reversed(history) if m.role == "user"), "")
-        self.tools = offered_for(executor.visible(), asked)
+        visible = executor.visible()
+        self.tools = offered_for(visible, asked)
+        self.held = {t.name: t for t in visible if t not in self.tools}  # run when called
         self.by_name = {t.name: t for t in self.tools}
         self.known = tool_names(self.tools)
         if settings.track == "protocol" and has_reply(self.tools):
@@ -209,6 +206,7 @@ class _Loop:
             memory=memory,
             recalled=[line for line, _ in getattr(self.carried.memory, "recalled", [])],
             relevance=self.settings.relevance,
+            held=self.held,
             workspace=self.ctx.workspace,
             key=call_hash,
             asker=self.ask,
@@ -354,7 +352,7 @@ class _Loop:
         energy = settings.meter.stop(metering) if settings.meter is not None else (None, None)
         run.usage = run.usage + response.usage
         turn.response = response
-        known = self.known if self.tools else {}
+        known = {**self.known, **tool_names([*self.held.values()])} if self.tools else {}
         if constrain:
             parsed = parse_constrained(response, known)
         else:
@@ -382,6 +380,7 @@ class _Loop:
         if reply is not None and all(c.name not in self.by_name for c in parsed.calls):
             parsed.calls, parsed.text = [], reply
         wanted = [c for c in parsed.calls if reply is None or c.name.casefold() != REPLY_TOOL]
+        yield from unlisted(wanted, self.by_name, self.known, self.held)
         prepared = prepare(wanted, self.by_name, call_hash)
         if prepared.changes:
             yield Notice(Code.COERCED, "; ".join(prepared.changes))

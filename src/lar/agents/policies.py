@@ -453,7 +453,7 @@ from lar.agents.answer_policies import (  # noqa: E402 - they register after the
     UncheckedFigure,
     UnreadFile,
 )
-from lar.agents.edit_policies import LostText, RefusedCall  # noqa: E402
+from lar.agents.edit_policies import LostText, PatchedRename, RefusedCall  # noqa: E402
 from lar.agents.read_policies import NarrowRead  # noqa: E402
 from lar.agents.skill_policies import ReopenedSkill  # noqa: E402
 from lar.agents.table_policies import TableByCode  # noqa: E402
@@ -477,6 +477,7 @@ DEFAULT_PROFILE: Sequence[str] = (
     OffTopicCall.name,
     DoubtedValues.name,
     MoreCalls.name,
+    PatchedRename.name,
     LostText.name,
     RefusedCall.name,
     AssumedFactor.name,

@@ -170,6 +170,8 @@ class Turn:
     recalled: list[str] = field(default_factory=list)
     """The memories recalled for this request, as the prompt shows them."""
     relevance: Relevance | None = None
+    held: Mapping[str, Tool] = field(default_factory=dict)
+    """Tools the request's listing left out (``Tool.offered``): they run when called by name."""
     workspace: Path | None = None
     """The run's workspace (files a request names are looked up there)."""
     key: Callable[[ToolCall], str] = str

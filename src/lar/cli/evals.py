@@ -23,7 +23,8 @@ POLICY_NAMES = (
     "invented_tool", "percent_scale", "grouped_figures", "invented_option",
     "reopened_skill", "repeated_call",
     "unread_file", "table_by_code", "narrow_read", "ungrounded_values",
-    "off_topic", "doubted_values", "more_calls", "lost_text", "refused_call", "assumed_factor",
+    "off_topic", "doubted_values", "more_calls", "patched_rename", "lost_text",
+    "refused_call", "assumed_factor",
     "made_up_result", "figures_without_data", "pasted_result", "described_call",
     "copied_instructions", "unchecked_figure", "ignored_memory",
 )  # fmt: skip

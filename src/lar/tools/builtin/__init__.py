@@ -35,9 +35,11 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     todo,
     schedule,
     calendar,  # listed only for a request that names a date (``Tool.offered``)
+    file_move,  # never listed: run when the model calls it by name (``held_back``)
+    file_delete,
 )
 
-OPTIONAL_TOOLS: tuple[Tool, ...] = (code_read, file_move, file_delete)
+OPTIONAL_TOOLS: tuple[Tool, ...] = (code_read,)
 """Built in but not offered unless ``tools.extra`` names them: each joins the default set only
 once an ablation on generated draws shows it helps (docs/evals.md)."""
 

@@ -7,7 +7,6 @@ import ctypes
 import errno
 import fcntl
 import os
-import re
 import shutil
 import stat
 import struct
@@ -459,30 +458,15 @@ def file_delete(path: str, ctx: ToolContext) -> str:
     return f"deleted {path} (kept in {kept} until you empty Lar's trash)"
 
 
-_NAME_CHAR = r"[^\W\u3040-\u30ff\u3400-\u9fff\uff00-\uffef]"  # a word's, not Chinese or Japanese
-_FILE_NAME = re.compile(
-    rf"(?<!{_NAME_CHAR})(?<![.-]){_NAME_CHAR}(?:{_NAME_CHAR}|[.-])*\.[A-Za-z][A-Za-z0-9]{{1,4}}"
-    rf"(?!(?:{_NAME_CHAR}|[.-])*{_NAME_CHAR})"
-)
-_ADDRESS = re.compile(r"\S+://\S+")
+def held_back(request: str) -> bool:
+    """Never listed: a tool so gated runs when the model calls it by name
+    (``lar.agents.calls.unlisted``), its permission asked as always. ``file_move``'s and
+    ``file_delete``'s gate: listed for every request that names a file, they changed the 1.5B's
+    answers to requests *about* a file (the README's demo took 3 model calls, a table's total
+    went wrong), while for a deletion the model calls ``file_delete`` unlisted (docs/evals.md)."""
+    del request
+    return False
 
 
-def _file_names(request: str) -> set[str]:
-    return {m.group(0).casefold() for m in _FILE_NAME.finditer(_ADDRESS.sub(" ", request))}
-
-
-def names_two_files(request: str) -> bool:
-    """Whether ``request`` names two different files (``name.ext``, addresses aside): what a
-    move or a rename names, its source and its new name ("Rename taches.md en courses.txt",
-    "将biji.md改名为baogao.txt"). ``file_move``'s gate (``Tool.offered``)."""
-    return len(_file_names(request)) >= 2
-
-
-def names_a_file(request: str) -> bool:
-    """Whether ``request`` names a file (``name.ext``, addresses aside): what a deletion names.
-    ``file_delete``'s gate (``Tool.offered``): a request about no file never lists it."""
-    return bool(_file_names(request))
-
-
-file_move.offered = names_two_files
-file_delete.offered = names_a_file
+file_move.offered = held_back
+file_delete.offered = held_back
