@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator
+from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -125,16 +126,65 @@ def test_simplify_keeps_a_tables_cells_apart_and_a_title_once() -> None:
     cells = "".join(f"<tr><td>{a}</td><td>{b}</td></tr>" for a, b in rows)
     html = f"<title>Shop</title><h1>Shop</h1><table><tr><th>x</th><th>y</th></tr>{cells}</table>"
     text = simplify_html(html)
+    low = min(rows, key=lambda r: Decimal(r[1][:-2].replace(",", ".")))
+    high = max(rows, key=lambda r: Decimal(r[1][:-2].replace(",", ".")))
     assert text.splitlines() == [
         "# Shop",
         "x | y",
         *(f"{a} | {b}" for a, b in rows),
-        "[table: 6 rows]",  # the rows with data, counted once: no counting left to the model
+        # the rows with data, counted once, and the lowest and highest figure of a column:
+        # no counting or comparing left to the model
+        f"[table: 6 rows; lowest y: {low[0]} ({low[1]}); highest y: {high[0]} ({high[1]})]",
     ]
     hidden = simplify_html("<form><table><tr><td>a</td></tr></table></form><p>b</p>")
     assert hidden == "b"  # what is not shown is not counted
     other = simplify_html("<title>Shop</title><h1>Welcome</h1><p>hi</p>")
     assert other.splitlines() == ["# Shop", "# Welcome", "hi"]
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "{i},{c:02d} €",
+        "${i:,}.{c:02d}",
+        "¥{i}.{c:02d}",
+        "{i:,} kr".replace(",", "_"),
+        "{i}.{c:02d} CHF",
+    ],
+)
+def test_a_tables_lowest_and_highest_figures_are_named_by_their_row(shape: str) -> None:
+    import random
+
+    from lar.tools.builtin.tables import table_summary
+
+    rng = random.Random(hash(shape) % 1000)
+    for _ in range(20):
+        n = rng.randint(2, 9)
+        cents = rng.sample(range(100, 900_000), n)
+
+        def cell(v: int) -> str:
+            text = shape.format(i=v // 100, c=v % 100)
+            return text.replace("_", ".") if "kr" in shape else text  # 1.234 kr: a point groups
+
+        rows = [[f"item{k}", f"note {'abcdefghi'[k]}", cell(v)] for k, v in enumerate(cents)]
+        key = (lambda v: v // 100) if "kr" in shape else (lambda v: v)
+        lo = min(range(n), key=lambda k: key(cents[k]))
+        hi = max(range(n), key=lambda k: key(cents[k]))
+        if [key(v) for v in cents].count(key(cents[lo])) > 1 or [key(v) for v in cents].count(
+            key(cents[hi])
+        ) > 1:
+            continue  # a tie names every row: checked below
+        said = table_summary(rows, ["Item", "Note", "Price"])
+        assert said == [
+            f"lowest Price: item{lo} ({rows[lo][2]}); highest Price: item{hi} ({rows[hi][2]})"
+        ], (rows, said)
+    tie = [["a", "5,00 €"], ["b", "5,00 €"], ["c", "7,10 €"]]
+    assert table_summary(tie) == [
+        "lowest column 2: a (5,00 €), b (5,00 €); highest column 2: c (7,10 €)"
+    ]
+    assert table_summary([["2024", "5"], ["2025", "6"]]) == []  # rows named by a figure
+    assert table_summary([["a", "5 or 6"], ["b", "7"]]) == []  # two numbers in a cell
+    assert table_summary([["a", "5"]]) == []  # one row: nothing to compare
 
 
 def test_notes_and_todo_persist(tmp_path: Path) -> None:

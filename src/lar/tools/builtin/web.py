@@ -12,6 +12,7 @@ from urllib.parse import urljoin, urlparse
 import httpx
 
 from lar.tools.base import NotPossibleHere, ToolContext, tool
+from lar.tools.builtin.tables import table_summary
 from lar.tools.danger import Verdict
 
 __all__ = ["web_scan", "simplify_html"]
@@ -52,6 +53,7 @@ class _Simplifier(HTMLParser):
         self.cells = 0  # cells begun in this table row: the next is set off with " | "
         self.rows: list[int] = []  # per open table: its rows with a data cell (td)
         self.row_has_data = False
+        self.grid: list[list[tuple[list[str], bool]]] = []  # per open table: (cells, has td)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "title":
@@ -66,6 +68,9 @@ class _Simplifier(HTMLParser):
             # cells run together otherwise: "apple$86.85", "Leiter2,25 €"
             self.parts.append(" | " if self.cells else "")
             self.cells += 1
+            if self.grid and self.grid[-1]:
+                cells, data = self.grid[-1][-1]
+                self.grid[-1][-1] = ([*cells, ""], data or tag == "td")
             if tag == "td" and self.rows and not self.row_has_data:
                 self.rows[-1] += 1  # a row counts once, by its first data cell
                 self.row_has_data = True
@@ -74,6 +79,9 @@ class _Simplifier(HTMLParser):
             self.row_has_data = False if tag in ("tr", "table") else self.row_has_data
             if tag == "table":
                 self.rows.append(0)
+                self.grid.append([])
+            elif tag == "tr" and self.grid:
+                self.grid[-1].append(([], False))
             self.parts.append("\n")
         elif tag == "a":
             href = dict(attrs).get("href")
@@ -93,8 +101,12 @@ class _Simplifier(HTMLParser):
             self.href = None
         elif tag == "table" and self.rows:
             rows = self.rows.pop()  # said once, so "how many are listed" needs no counting
+            grid = self.grid.pop() if self.grid else []
+            head = next((cells for cells, data in grid if cells and not data), None)
+            summary = table_summary([cells for cells, data in grid if data], head)
+            said = "".join(f"; {line}" for line in summary)
             self.parts.append(
-                f"\n[table: {rows} row{'' if rows == 1 else 's'}]\n"
+                f"\n[table: {rows} row{'' if rows == 1 else 's'}{said}]\n"
                 if rows and not self.skip
                 else "\n"
             )
@@ -109,6 +121,8 @@ class _Simplifier(HTMLParser):
             return
         data = _SPACE.sub(" ", data)  # in HTML a newline in text is just a space
         self.parts.append(data)
+        if self.grid and self.grid[-1] and self.grid[-1][-1][0]:
+            self.grid[-1][-1][0][-1] += data
         if self.href is not None:
             self.link_text.append(data)
 
