@@ -153,10 +153,10 @@ class ToolsConfig(_Strict):
     ones are still refused."""
     extra: list[str] = Field(default_factory=list)
     """Built-in tools offered besides the default set (``code_read``: Python over the
-    workspace, read-only, no network, asks no one; ``file_move`` and ``file_delete``, which
-    ask first, a deleted file kept in Lar's trash; ``file_move`` listed only for a request
-    that names two files); off until measured to help. ``calendar`` is in the default set,
-    listed for a request that names a date; naming it here changes nothing."""
+    workspace, read-only, no network, asks no one); off until measured to help. ``calendar``,
+    ``file_move`` and ``file_delete`` are in the default set (``calendar`` listed for a request
+    that names a date, the other two never listed but run when the model calls them); naming
+    them here changes nothing."""
     without: list[str] = Field(default_factory=list)
     """Built-in tools of the default set left out (``[convert_units]``): fewer tools in every
     prompt, or one arm of an ablation."""
