@@ -49,6 +49,7 @@ class Code(StrEnum):
     TABLE_BY_CODE = "table_by_code"
     NARROW_READ = "narrow_read"
     LOST_TEXT = "lost_text"
+    CONTRADICTED_WEEKDAY = "contradicted_weekday"
     PATCHED_RENAME = "patched_rename"
     REFUSED_CALL = "refused_call"
     ASSUMED_FACTOR = "assumed_factor"

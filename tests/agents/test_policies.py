@@ -327,6 +327,7 @@ def test_a_profile_and_its_edits_choose_the_policies() -> None:
         "patched_rename",
         "lost_text",
         "refused_call",
+        "contradicted_weekday",
     ]
     profile = ["described_call", "off_topic"]
     assert names(resolve_policies(profile, None, "protocol", default=DEFAULT_PROFILE)) == profile

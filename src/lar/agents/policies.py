@@ -458,6 +458,7 @@ from lar.agents.read_policies import NarrowRead  # noqa: E402
 from lar.agents.skill_policies import ReopenedSkill  # noqa: E402
 from lar.agents.table_policies import TableByCode  # noqa: E402
 from lar.agents.value_policies import (  # noqa: E402
+    ContradictedWeekday,
     FiguresWithoutData,
     GroupedFigures,
     PercentScale,
@@ -488,5 +489,6 @@ DEFAULT_PROFILE: Sequence[str] = (
     CopiedInstructions.name,
     UncheckedFigure.name,
     IgnoredMemory.name,
+    ContradictedWeekday.name,
 )
 """Every policy, in the order the loop consults them (a model's catalog entry may list fewer)."""

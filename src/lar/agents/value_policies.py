@@ -2,7 +2,8 @@
 scale than its parameter says it takes (lar.calling.percents), is put on that scale before the
 call runs; figures in an answer after every call of the request failed, which nobody gave, are
 asked about once; a figure grouped in thousands with points (9.385 in German) passed as a
-decimal gets the number the request means (lar.agents.policies registers the rest)."""
+decimal gets the number the request means; a weekday the calendar did not give is replaced by
+the one it gave (lar.agents.policies registers the rest)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ import dataclasses
 from typing import ClassVar
 
 from lar.agents.answers import invented_figures
-from lar.agents.policy import ACCEPT, ChangeCalls, Policy, Retry, Turn, Verdict, builtin
+from lar.agents.policy import ACCEPT, ChangeCalls, Finish, Policy, Retry, Turn, Verdict, builtin
 from lar.calling.grouping import grouped_figures, ungrouped
 from lar.calling.percents import rescaled_percents
 from lar.calling.prompt import failed_only
-from lar.calling.relevance import request_language
+from lar.calling.relevance import request_language, request_language_code
 from lar.types import Code
 
-__all__ = ["PercentScale", "FiguresWithoutData", "GroupedFigures"]
+__all__ = ["PercentScale", "FiguresWithoutData", "GroupedFigures", "ContradictedWeekday"]
 
 
 @builtin
@@ -107,4 +108,50 @@ class GroupedFigures(Policy):
             Code.GROUPED_FIGURES,
             f"a figure grouped in thousands, passed as a decimal: {', '.join(said)}",
             calls=tuple(changed),
+        )
+
+
+@builtin
+class ContradictedWeekday(Policy):
+    """Given "1981-06-23 is a Tuesday (pt: terça-feira)" by ``calendar``, the 1.5B answered
+    "é um sábado (pt: sábado)": the right call, the right result, another day in the answer.
+    Which day the calendar said is plain to code; so where the answer names only other
+    weekdays than the one the run's calendar results gave (one date's, in English, the
+    request's language or the one the result named), each is replaced by that one in the
+    same language, with no model call."""
+
+    name: ClassVar[str] = "contradicted_weekday"
+    about: ClassVar[str] = (
+        "an answer naming another weekday than the one the calendar gave for the date: the "
+        "calendar's weekday put in its place, in the answer's words"
+    )
+
+    async def before_answer(self, turn: Turn) -> Verdict:
+        from lar.tools.builtin.dates import said_weekday, weekday_name, weekdays_in
+
+        said = [
+            found
+            for result in turn.run.completed.values()
+            if result.name == "calendar" and result.ok
+            and (found := said_weekday(result.content)) is not None
+        ]  # fmt: skip
+        if not turn.text.strip() or len({day for _, day, _ in said}) != 1:
+            return ACCEPT
+        date, day = said[0][0], said[0][1]
+        languages = {language for *_, language in said if language}
+        code = request_language_code(next(iter(turn.requests(1)), ""))
+        named = weekdays_in(turn.text, languages | ({code} if code else set()))
+        if not named or day in named:
+            return ACCEPT
+        answer = turn.text
+        for words, language in named.values():
+            right = weekday_name(day, language)
+            answer = answer.replace(
+                words, right[:1].upper() + right[1:] if words[:1].isupper() else right
+            )
+        wrong = ", ".join(words for words, _ in named.values())
+        return Finish(
+            Code.CONTRADICTED_WEEKDAY,
+            f"the answer named {wrong}; the calendar said {date} is a {weekday_name(day, 'en')}",
+            answer=answer,
         )

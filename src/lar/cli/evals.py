@@ -26,7 +26,7 @@ POLICY_NAMES = (
     "off_topic", "doubted_values", "more_calls", "patched_rename", "lost_text",
     "refused_call", "assumed_factor",
     "made_up_result", "figures_without_data", "pasted_result", "described_call",
-    "copied_instructions", "unchecked_figure", "ignored_memory",
+    "copied_instructions", "unchecked_figure", "ignored_memory", "contradicted_weekday",
 )  # fmt: skip
 """lar.agents.policies.DEFAULT_PROFILE, spelled out so ``--help`` costs no import (a test
 keeps the two the same)."""

@@ -14,7 +14,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from lar.tools.base import ToolContext, tool
 
-__all__ = ["calendar", "read_date", "names_a_date", "whole_dates"]
+__all__ = [
+    "calendar",
+    "read_date",
+    "names_a_date",
+    "whole_dates",
+    "said_weekday",
+    "weekdays_in",
+    "weekday_name",
+]
 
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 _MAX_WORDS = 6
@@ -24,6 +32,7 @@ _ISO_STRICT = re.compile(r"(?<![\d-])\d{4}-\d{2}-\d{2}(?![\d-])")
 _CJK_DATE = re.compile(r"\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日")
 _YEAR = re.compile(r"[12]\d{3}")
 _DAY = re.compile(r"(?<!\d)(?:[1-9]|[12]\d|3[01])(?!\d)")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _YEAR_FIRST = frozenset({"zh", "ja", "ko", "hu", "lt"})
 """Languages whose dates of figures alone go year first (CLDR): no day-first reading."""
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -47,6 +56,60 @@ def _local_weekday(index: int, language: str) -> str | None:
         return None
     full = max(names, key=len, default="")  # "segunda-feira" over "seg"
     return full or None
+
+
+_SAID_DAY = re.compile(r"^(\d{4}-\d{2}-\d{2}) is a (\w+)(?: \((\w+): ([^)]+)\))?")
+
+
+def said_weekday(result: str) -> tuple[str, int, str | None] | None:
+    """The (date, weekday, language) of a ``calendar`` result naming the weekday of one date
+    ("1981-06-23 is a Tuesday (pt: terça-feira)"), else None (a span names two)."""
+    found = _SAID_DAY.match(result)
+    if found is None or found.group(2) not in _WEEKDAYS:
+        return None
+    return found.group(1), _WEEKDAYS.index(found.group(2)), found.group(3)
+
+
+def weekdays_in(text: str, languages: set[str]) -> dict[int, tuple[str, str]]:
+    """The weekdays ``text`` names in English or ``languages`` (dateparser's names of at least
+    four letters, or two CJK characters: "ter" is a Portuguese verb too), each with the words
+    as written and their language."""
+    found: dict[int, tuple[str, str]] = {}
+    for index, english in enumerate(_WEEKDAYS):
+        forms = {english: "en"}
+        for language in sorted(languages - {"en"}):
+            forms |= {n: language for n in _names(index, language) if n not in forms}
+        for form in sorted(forms, key=len, reverse=True):
+            cjk = bool(_CJK.search(form))
+            hit = (
+                re.search(re.escape(form), text)
+                if cjk
+                else re.search(rf"(?<!\w){re.escape(form)}(?!\w)", text, re.IGNORECASE)
+            )
+            if hit:
+                found[index] = (hit.group(0), forms[form])
+                break
+    return found
+
+
+def weekday_name(index: int, language: str) -> str:
+    """The weekday's full name in ``language`` (dateparser's longest), English where it has
+    none."""
+    return (
+        _local_weekday(index, language) or _WEEKDAYS[index]
+        if language != "en"
+        else (_WEEKDAYS[index])
+    )
+
+
+def _names(index: int, language: str) -> list[str]:
+    try:
+        from dateparser.languages.loader import default_loader
+
+        names = default_loader.get_locale(language).info.get(_WEEKDAYS[index].lower(), [])
+    except Exception:  # a language dateparser has no data for
+        return []
+    return [n for n in names if len(n) >= 4 or (_CJK.search(n) and len(n) >= 2)]
 
 
 def read_date(text: str, now: dt.datetime | None = None, *, day_first: bool = False) -> dt.date:
