@@ -50,6 +50,7 @@ class Code(StrEnum):
     NARROW_READ = "narrow_read"
     LOST_TEXT = "lost_text"
     CONTRADICTED_WEEKDAY = "contradicted_weekday"
+    MADE_UP_RATE = "made_up_rate"
     PATCHED_RENAME = "patched_rename"
     REFUSED_CALL = "refused_call"
     ASSUMED_FACTOR = "assumed_factor"

@@ -238,6 +238,11 @@ def test_lars_account_is_put_in_the_requests_language_only_when_it_keeps_every_o
     text, _ = _spanish_refusal("No pude enviarlo: necesita tu permiso.")
     assert text.startswith("send_mail was not run: it needs your permission")
     assert "--yes" in text
+    # nor one that adds a figure ("add nothing"): a rate or a price it made up
+    text, _ = _spanish_refusal(
+        "No pude enviarlo: necesita tu permiso; usa --yes. 1 EUR = 1,08 USD."
+    )
+    assert text.startswith("send_mail was not run: it needs your permission")
     off = LarConfig(home=tmp_path, agent={"accounts_in_language": False})
     text, calls = _spanish_refusal("nunca se pregunta", off)
     assert text.startswith("send_mail was not run") and calls == 1

@@ -329,6 +329,8 @@ ACCOUNT_PROMPT = (
 _KEPT = re.compile(r"(?<![\w-])--[a-z][\w-]*|\S*\d\S*|\S+\.[A-Za-z]\w*")
 """What a rewording must carry unchanged: options (``--yes``), figures and addresses, file
 names (an error's number of one figure, "[Errno -2]", need not)."""
+_FIGURES = re.compile(r"\d+(?:[.,]\d+)*")
+"""What a rewording may not add: a figure the account does not hold."""
 
 
 async def in_request_language(
@@ -340,8 +342,8 @@ async def in_request_language(
     language of the request (the last user message of ``history``) by one question to the
     model, where the request is surely in another language (``request_language``). The
     rewording is kept only when it carries every option, figure, address and file name of the
-    account and is not English itself; otherwise, or when the model cannot be asked, the
-    account stays as Lar wrote it."""
+    account, adds no figure and is not English itself; otherwise, or when the model cannot be
+    asked, the account stays as Lar wrote it."""
     from lar.calling.prompt import clean_answer
     from lar.calling.relevance import in_embedder_language, request_language
 
@@ -359,6 +361,9 @@ async def in_request_language(
     found = {k.strip(".,;:()[]\"'") for k in _KEPT.findall(account)}
     kept = {k for k in found if k and not (k.lstrip("-").isdigit() and len(k.lstrip("-")) < 2)}
     if not said or len(said) > 3 * len(account) or any(k not in said for k in kept):
+        return checked.text
+    figures = {k.strip(".,;:()[]\"'") for k in _FIGURES.findall(said)}
+    if any(f not in account for f in figures):  # "add nothing": a figure it made up
         return checked.text
     if in_embedder_language(said):  # reworded, but still in English: Lar's own words stay
         return checked.text

@@ -461,6 +461,7 @@ from lar.agents.value_policies import (  # noqa: E402
     ContradictedWeekday,
     FiguresWithoutData,
     GroupedFigures,
+    MadeUpRate,
     PercentScale,
 )
 
@@ -481,6 +482,7 @@ DEFAULT_PROFILE: Sequence[str] = (
     PatchedRename.name,
     LostText.name,
     RefusedCall.name,
+    MadeUpRate.name,
     AssumedFactor.name,
     MadeUpResult.name,
     FiguresWithoutData.name,

@@ -8,6 +8,7 @@ the one it gave (lar.agents.policies registers the rest)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import ClassVar
 
 from lar.agents.answers import invented_figures
@@ -16,9 +17,16 @@ from lar.calling.grouping import grouped_figures, ungrouped
 from lar.calling.percents import rescaled_percents
 from lar.calling.prompt import failed_only
 from lar.calling.relevance import request_language, request_language_code
-from lar.types import Code
+from lar.types import Code, ToolCall
 
-__all__ = ["PercentScale", "FiguresWithoutData", "GroupedFigures", "ContradictedWeekday"]
+__all__ = [
+    "PercentScale",
+    "FiguresWithoutData",
+    "GroupedFigures",
+    "ContradictedWeekday",
+    "MadeUpRate",
+    "named_currencies",
+]
 
 
 @builtin
@@ -154,4 +162,73 @@ class ContradictedWeekday(Policy):
             Code.CONTRADICTED_WEEKDAY,
             f"the answer named {wrong}; the calendar said {date} is a {weekday_name(day, 'en')}",
             answer=answer,
+        )
+
+
+_CJK_MONEY = "美元|欧元|日元|英镑|人民币|法郎|加元|港币|韩元|卢布|澳元"  # calc's, apart
+_MONEY_WORD = re.compile(rf"{_CJK_MONEY}|[^\W\d_\u3040-\u30ff\u3400-\u9fff]+\$?|[€$£¥₹₩]")
+_AMBIGUOUS = frozenset({"won", "real", "rand", "peso", "lira"})  # words of other meanings too
+_FIGURE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?")
+CONVERTER = "convert_units"
+
+
+def named_currencies(text: str) -> list[str]:
+    """The currencies ``text`` names (codes, names, signs: lar.tools.builtin.calc), in order,
+    each once."""
+    from lar.tools.builtin.calc import is_currency
+
+    found: list[str] = []
+    for word in _MONEY_WORD.findall(text):
+        if word.casefold() in _AMBIGUOUS or not is_currency(word):
+            continue
+        if word.upper() not in (f.upper() for f in found):
+            found.append(word)
+    return found
+
+
+@builtin
+class MadeUpRate(Policy):
+    """Asked for an exchange rate, the 1.5B multiplied by one it remembered
+    (``calculate("1 * 0.84")``, ``"100 * 0.85"``) and gave the product as today's rate; asked
+    about the figure once (``assumed_factor``), it ran the same call again. No figure for a
+    rate can be right here: where a request names two currencies and a calculation holds a
+    figure neither the conversation nor a tool result gave, the call becomes the converter's
+    for those currencies, which says plainly that Lar has no exchange rates (a run whose
+    every call is not possible ends on that account). A rate the user gave, or a page Lar
+    read, grounds the figure and the calculation runs."""
+
+    name: ClassVar[str] = "made_up_rate"
+    tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
+    about: ClassVar[str] = (
+        "a calculation for a request naming two currencies with a figure nobody gave (a rate "
+        "from memory): run as the converter's call for those currencies, which says Lar has "
+        "no exchange rates"
+    )
+
+    async def before_calls(self, turn: Turn) -> Verdict:
+        converter = turn.tools.get(CONVERTER) or turn.held.get(CONVERTER)
+        request = "\n".join(turn.requests())
+        money = named_currencies(request)
+        if converter is None or len(money) < 2:
+            return ACCEPT
+        given = [float(f) for f in _FIGURE.findall(turn.grounding())]
+        known = {1.0, *given, *(g / 100 for g in given), *(1 + g / 100 for g in given)}
+        calls, made_up = [], []
+        for call in turn.calls:
+            tool = turn.tools.get(call.name)
+            values = " ".join(str(v) for v in call.arguments.values() if isinstance(v, str))
+            supplied = [f for f in _FIGURE.findall(values) if float(f) not in known]
+            if tool is not None and tool.harmless and call.name != CONVERTER and supplied:
+                made_up += supplied
+                amount = next((float(f) for f in _FIGURE.findall(request)), 1.0)
+                args = {"value": amount, "from_unit": money[0], "to_unit": money[1]}
+                call = ToolCall(call.id, converter.name, args)
+            calls.append(call)
+        if not made_up:
+            return ACCEPT
+        return ChangeCalls(
+            Code.MADE_UP_RATE,
+            f"a rate nobody gave ({', '.join(made_up[:3])}) for {money[0]} to {money[1]}: "
+            "asked the converter",
+            calls=tuple(calls),
         )

@@ -24,7 +24,7 @@ POLICY_NAMES = (
     "reopened_skill", "repeated_call",
     "unread_file", "table_by_code", "narrow_read", "ungrounded_values",
     "off_topic", "doubted_values", "more_calls", "patched_rename", "lost_text",
-    "refused_call", "assumed_factor",
+    "refused_call", "made_up_rate", "assumed_factor",
     "made_up_result", "figures_without_data", "pasted_result", "described_call",
     "copied_instructions", "unchecked_figure", "ignored_memory", "contradicted_weekday",
 )  # fmt: skip

@@ -22,6 +22,7 @@ __all__ = [
     "number_text",
     "unit_factor",
     "wrong_unit_factor",
+    "is_currency",
 ]
 
 
@@ -270,13 +271,15 @@ _CURRENCIES = frozenset(
     "usd eur gbp jpy cny rmb chf cad aud brl inr mxn krw sek nok dkk pln czk huf try rub zar "
     "nzd sgd hkd ars clp cop euro euros dollar dollars yen yuan renminbi franc francs real "
     "reais rupee rupees peso pesos won krona kronor krone zloty lira rouble ruble rand "
-    "€ $ £ ¥ ₹ ₩ r$".split()
+    "€ $ £ ¥ ₹ ₩ r$ 美元 欧元 日元 英镑 人民币 法郎 加元 港币 韩元 卢布 澳元".split()
 )
 """Currency codes, names and signs: what a request for an exchange rate names as a unit."""
 
 
-def _currency(name: str) -> bool:
-    words = name.casefold().split()  # "US dollars": the last word names it
+def is_currency(name: str) -> bool:
+    """Whether ``name`` names a currency: a code, a name or a sign ("US dollars": the last
+    word names it)."""
+    words = name.casefold().split()
     return bool(words) and words[-1] in _CURRENCIES
 
 
@@ -401,18 +404,18 @@ def convert_units(value: float, from_unit: str, to_unit: str) -> str:
     """
     import pint
 
+    money = [u for u in (from_unit, to_unit) if is_currency(u)]
+    if money:  # before pint, which reads "€" as nothing it can say
+        raise NotPossibleHere(
+            f"Lar cannot convert currencies ({' to '.join(money)}): it has no exchange "
+            "rates here (they change by the hour), so nothing was converted. Check a "
+            "bank's or a currency site's current rate."
+        )
     units = _units()
     source, target = _unit(from_unit), _unit(to_unit)
     try:
         converted = units.Quantity(value, source).to(target)
     except pint.errors.UndefinedUnitError as exc:
-        money = [u for u in (from_unit, to_unit) if _currency(u)]
-        if money:
-            raise NotPossibleHere(
-                f"Lar cannot convert currencies ({' to '.join(money)}): it has no exchange "
-                "rates here (they change by the hour), so nothing was converted. Check a "
-                "bank's or a currency site's current rate."
-            ) from None
         raise ValueError(
             f"unknown unit {exc.unit_names!r}; write it as pint spells it (e.g. km, mile, kg, "
             "lb, degC, degF, l, cup, GB)"
@@ -420,6 +423,11 @@ def convert_units(value: float, from_unit: str, to_unit: str) -> str:
     except pint.errors.DimensionalityError:
         raise ValueError(
             f"{from_unit} cannot be converted to {to_unit} (different kinds)"
+        ) from None
+    except Exception:  # a sign or a phrase pint's parser cannot take ("€", "a lot")
+        raise ValueError(
+            f"{from_unit!r} to {to_unit!r}: not units pint can read; write them as pint spells "
+            "them (e.g. km, mile, kg, lb, degC, degF, l, cup, GB)"
         ) from None
     shown = number_text(float(converted.magnitude))
     return f"{number_text(value)} {from_unit} = {shown} {to_unit}"
