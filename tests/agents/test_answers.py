@@ -253,6 +253,29 @@ def test_lars_account_is_put_in_the_requests_language_only_when_it_keeps_every_o
     assert text.startswith("send_mail was not run") and len(engine.calls) == 1
 
 
+@pytest.mark.parametrize(
+    ("request_", "rewording", "kept"),
+    [("Schick Bob Hallo.", "send_mail lief nicht: es braucht deine Erlaubnis; nutze --yes.", True),
+     ("Manda hola a Bob.", "send_mail no se ejecutó: necesita tu permiso; usa --yes.", True),
+     # too short to tell, and English after all: the rewording is English, so Lar's stays
+     ("Delete notes.md.", "send_mail was not run: it needs your permission; use --yes.", False)],
+)  # fmt: skip
+def test_a_request_too_short_to_tell_gets_the_account_in_its_own_language(
+    request_: str, rewording: str, kept: bool
+) -> None:
+    from lar.calling.relevance import request_language, too_short_to_tell
+
+    assert request_language(request_) is None and too_short_to_tell(request_)
+    mail = call("send_mail", to="bob@example.com", body="hi")
+    engine = ScriptedEngine([mail, rewording])
+    agent = Agent(engine=engine, tools=TOOLS, workspace=Path("."), approver=Deny())
+    text = agent.run(request_).text
+    assert (text == rewording) is kept
+    assert kept or text.startswith("send_mail was not run: it needs your permission")
+    [asked] = engine.calls[1]
+    assert f'the language of my request ("{request_}")' in asked.content
+
+
 def test_the_account_of_a_failure_is_kept_even_when_the_answer_names_the_flag() -> None:
     broken = ToolResult(
         "c1", "broken", "{}", ok=False, error=ToolError("backend down", "", Code.TOOL_ERROR)

@@ -340,15 +340,18 @@ async def in_request_language(
 ) -> str:
     """``checked.text`` with Lar's own account (``checked.account``, English) put in the
     language of the request (the last user message of ``history``) by one question to the
-    model, where the request is surely in another language (``request_language``). The
+    model, where the request is surely in another language (``request_language``) or too
+    short to tell (``too_short_to_tell``: the model is given the request to follow). The
     rewording is kept only when it carries every option, figure, address and file name of the
     account, adds no figure and is not English itself; otherwise, or when the model cannot be
     asked, the account stays as Lar wrote it."""
     from lar.calling.prompt import clean_answer
-    from lar.calling.relevance import in_embedder_language, request_language
+    from lar.calling.relevance import in_embedder_language, request_language, too_short_to_tell
 
     request = next((m.content for m in reversed(history) if m.role == "user"), "")
     language = request_language(request) if checked.account else None
+    if language is None and checked.account and too_short_to_tell(request):
+        language = f'the language of my request ("{request.strip()}")'
     if language is None:
         return checked.text
     account = checked.account

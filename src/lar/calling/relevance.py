@@ -52,6 +52,7 @@ __all__ = [
     "in_embedder_language",
     "request_language",
     "request_language_code",
+    "too_short_to_tell",
 ]
 
 OFF_TOPIC_BELOW = 0.15
@@ -142,6 +143,23 @@ def request_language(text: str) -> str | None:
     or py3langid missing) — an instruction then names no language, as before."""
     code = request_language_code(text)
     return None if code is None else _NAMES.get(code)
+
+
+SHORT = 4
+"""Words (file names and figures aside) under which the identifier cannot be sure: "Lösche
+rechnungen.md." is German at 0.77, "Apague receitas.txt." Indonesian at 0.15."""
+
+
+def too_short_to_tell(text: str) -> bool:
+    """Whether ``text`` is a request of ``SHORT`` words or fewer whose language the identifier
+    does not name as English first, nor its words as surely English: "Lösche rechnungen.md.",
+    "Vacía compras.md.", but also "Delete notes.md." (Hungarian, it guesses). Whoever acts on it
+    must accept English as an outcome."""
+    words = _UNWORDS.sub(" ", text)
+    if not words.strip() or len(words.split()) > SHORT or in_embedder_language(text):
+        return False
+    rank = _ranker()
+    return rank is not None and rank(words)[0] != "en"
 
 
 @functools.lru_cache(maxsize=256)
