@@ -255,10 +255,12 @@ def test_lars_account_is_put_in_the_requests_language_only_when_it_keeps_every_o
 
 @pytest.mark.parametrize(
     ("request_", "rewording", "kept"),
-    [("Schick Bob Hallo.", "send_mail lief nicht: es braucht deine Erlaubnis; nutze --yes.", True),
-     ("Manda hola a Bob.", "send_mail no se ejecutó: necesita tu permiso; usa --yes.", True),
-     # too short to tell, and English after all: the rewording is English, so Lar's stays
-     ("Delete notes.md.", "send_mail was not run: it needs your permission; use --yes.", False)],
+    [("Lösche rechnungen.md.", "send_mail lief nicht: es braucht deine Erlaubnis; nutze --yes.",
+      True),
+     ("Renombra diario.md como tareas.txt.",
+      "send_mail no se ejecutó: necesita tu permiso; usa --yes.", True),
+     # a rewording in English after all: Lar's own words stay
+     ("Vacía compras.md.", "send_mail was not run: it needs your permission; use --yes.", False)],
 )  # fmt: skip
 def test_a_request_too_short_to_tell_gets_the_account_in_its_own_language(
     request_: str, rewording: str, kept: bool

@@ -145,21 +145,23 @@ def request_language(text: str) -> str | None:
     return None if code is None else _NAMES.get(code)
 
 
-SHORT = 4
-"""Words (file names and figures aside) under which the identifier cannot be sure: "Lösche
-rechnungen.md." is German at 0.77, "Apague receitas.txt." Indonesian at 0.15."""
+SHORT = 4  # words (file names and figures aside) up to which the identifier is rarely sure
+LIKELY = 0.5
+"""Above it a short request is likely in the identifier's language: "Vacía compras.md." (es
+0.53), not "Delete notes.md." (hu 0.15) — nor "Supprime courses.md." (it 0.19), missed."""
 
 
 def too_short_to_tell(text: str) -> bool:
-    """Whether ``text`` is a request of ``SHORT`` words or fewer whose language the identifier
-    does not name as English first, nor its words as surely English: "Lösche rechnungen.md.",
-    "Vacía compras.md.", but also "Delete notes.md." (Hungarian, it guesses). Whoever acts on it
-    must accept English as an outcome."""
+    """Whether ``text`` has ``SHORT`` words or fewer and is ``LIKELY`` not English (half its
+    words common English ones: English). Whoever acts on it must accept English as outcome."""
     words = _UNWORDS.sub(" ", text)
     if not words.strip() or len(words.split()) > SHORT or in_embedder_language(text):
         return False
-    rank = _ranker()
-    return rank is not None and rank(words)[0] != "en"
+    letters = re.findall(r"[^\W\d_]+", words.casefold())
+    if sum(w in _ENGLISH for w in letters) * 2 >= len(letters):
+        return False  # "Copy notes.md to plans.md": half its words are common English ones
+    code, probability = rank(words) if (rank := _ranker()) is not None else ("en", 0.0)
+    return code != "en" and probability >= LIKELY
 
 
 @functools.lru_cache(maxsize=256)
