@@ -1,6 +1,7 @@
 """The policies about edits: a replacement that would delete words the user never named is
-asked about once before it runs; a call the user did not allow ends the run with Lar's account
-of it (lar.agents.policies registers the rest).
+asked about once before it runs; a replacement of one file's name by another's, with nothing
+to replace, runs as the rename it stands for; a call the user did not allow ends the run with
+Lar's account of it (lar.agents.policies registers the rest).
 
 Asked to add an item to a list, the 1.5B replaced the list's only line with the new one (a
 ``file_patch`` from the old line to the new): nothing failed, the permission was given, and the
