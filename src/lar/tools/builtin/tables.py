@@ -1,6 +1,6 @@
 """What a table on a page adds up to, said once under it: its rows, and for each column of
 figures the row with the lowest and the highest (``web_scan``). Asked which item on a price list
-is the cheapest, the 1.5B named a wrong one in six of nine generated pages — comparing four to
+is the cheapest, the 1.5B named a wrong one in five of nine failed pages — comparing four to
 nine figures is arithmetic, and tools do the arithmetic here (docs/evals.md).
 
 A cell counts as a figure when it is one number with at most a currency or a short unit on
