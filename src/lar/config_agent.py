@@ -42,11 +42,12 @@ class AgentSettings(_Strict):
     prompt-cache mark) it took English answers from 14 to 2 and passed tasks from 2 to 11, none
     the other way (docs/evals.md); false turns it off."""
     accounts_in_language: bool = True
-    """Where the request is confidently in a language other than English, Lar's own account
-    of a call that was refused or failed (written in English, with how to allow it) is put in
-    that language by one more model call, kept only when it carries every option (``--yes``),
-    figure, address and file name of the account (lar.agents.answers.in_request_language);
-    false: the account stays in English."""
+    """Where the request is confidently in a language other than English (or, too short for
+    that, likely so: the model is then given the request to follow), Lar's own account of a
+    call that was refused or failed (written in English, with how to allow it) is put in that
+    language by one more model call, kept only when it carries every option (``--yes``),
+    figure, address and file name of the account and adds no figure
+    (lar.agents.answers.in_request_language); false: the account stays in English."""
     tool_listing_every: int | None = Field(None, ge=1, le=1000)
     """Text tracks (X6): the full tool listing on a run's first turn and every this many turns,
     a one-line reminder of the tools' signatures in between. 1: the full listing every turn.
