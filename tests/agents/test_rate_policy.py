@@ -69,3 +69,19 @@ def test_a_rate_the_user_gave_or_one_currency_runs_the_calculation(tmp_path: Pat
     result = run(tmp_path, won, [call("calculate", expression="500 * 20 / 100"), "100 dollars."])
     assert ran(result) == ["calculate"]
     assert Code.MADE_UP_RATE not in codes(result)
+
+
+def test_a_page_fetched_for_a_rate_runs_as_written(tmp_path: Path) -> None:
+    from lar.tools.base import tool
+
+    @tool(read_only=True, reads_outside=True)
+    def fetch(url: str) -> str:
+        """Fetch a page."""
+        return "1 USD = 151.20 JPY"
+
+    steps = [call("fetch", url="https://rates.example/usd?amount=100&v=2024"), "151.20 JPY."]
+    engine = ScriptedEngine(steps, repeat_last=True)  # type: ignore[arg-type]
+    agent = Agent(engine=engine, tools=[fetch, calculate, convert_units], workspace=tmp_path)
+    result = agent.run("How many JPY do I get for one USD today?")
+    assert ran(result) == ["fetch"]
+    assert Code.MADE_UP_RATE not in codes(result)

@@ -195,7 +195,7 @@ class MadeUpRate(Policy):
     figure neither the conversation nor a tool result gave, the call becomes the converter's
     for those currencies, which says plainly that Lar has no exchange rates (a run whose
     every call is not possible ends on that account). A rate the user gave, or a page Lar
-    read, grounds the figure and the calculation runs."""
+    read, grounds the figure and the calculation runs; a fetch of a page runs as written."""
 
     name: ClassVar[str] = "made_up_rate"
     tracks: ClassVar[frozenset[str]] = frozenset({"protocol", "constrained"})
@@ -207,7 +207,7 @@ class MadeUpRate(Policy):
 
     async def before_calls(self, turn: Turn) -> Verdict:
         converter = turn.tools.get(CONVERTER) or turn.held.get(CONVERTER)
-        request = "\n".join(turn.requests())
+        request = next(iter(turn.requests(1)), "")
         money = named_currencies(request)
         if converter is None or len(money) < 2:
             return ACCEPT
@@ -218,7 +218,8 @@ class MadeUpRate(Policy):
             tool = turn.tools.get(call.name)
             values = " ".join(str(v) for v in call.arguments.values() if isinstance(v, str))
             supplied = [f for f in _FIGURE.findall(values) if float(f) not in known]
-            if tool is not None and tool.harmless and call.name != CONVERTER and supplied:
+            computes = tool is not None and tool.harmless and not tool.reads_outside
+            if computes and call.name != CONVERTER and supplied:  # a page may give a rate
                 made_up += supplied
                 amount = next((float(f) for f in _FIGURE.findall(request)), 1.0)
                 args = {"value": amount, "from_unit": money[0], "to_unit": money[1]}
