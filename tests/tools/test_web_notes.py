@@ -134,7 +134,7 @@ def test_simplify_keeps_a_tables_cells_apart_and_a_title_once() -> None:
         *(f"{a} | {b}" for a, b in rows),
         # the rows with data, counted once, and the lowest and highest figure of a column:
         # no counting or comparing left to the model
-        f"[table: 6 rows; lowest y: {low[0]}; highest y: {high[0]}]",
+        f"[table: 6 rows; lowest y: {low[0]} ({low[1]}); highest y: {high[0]} ({high[1]})]",
     ]
     hidden = simplify_html("<form><table><tr><td>a</td></tr></table></form><p>b</p>")
     assert hidden == "b"  # what is not shown is not counted
@@ -175,9 +175,13 @@ def test_a_tables_lowest_and_highest_figures_are_named_by_their_row(shape: str) 
         ) > 1:
             continue  # a tie names every row: checked below
         said = table_summary(rows, ["Item", "Note", "Price"])
-        assert said == [f"lowest Price: item{lo}; highest Price: item{hi}"], (rows, said)
+        assert said == [
+            f"lowest Price: item{lo} ({rows[lo][2]}); highest Price: item{hi} ({rows[hi][2]})"
+        ], (rows, said)
     tie = [["a", "5,00 €"], ["b", "5,00 €"], ["c", "7,10 €"]]
-    assert table_summary(tie) == ["lowest column 2: a, b; highest column 2: c"]
+    assert table_summary(tie) == [
+        "lowest column 2: a (5,00 €), b (5,00 €); highest column 2: c (7,10 €)"
+    ]
     assert table_summary([["2024", "5"], ["2025", "6"]]) == []  # rows named by a figure
     assert table_summary([["a", "5 or 6"], ["b", "7"]]) == []  # two numbers in a cell
     assert table_summary([["a", "5"]]) == []  # one row: nothing to compare

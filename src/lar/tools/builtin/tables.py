@@ -45,8 +45,7 @@ def _value(text: str, mark: str | None) -> Decimal | None:
 
 def table_summary(rows: list[list[str]], header: list[str] | None = None) -> list[str]:
     """For each column of figures (after the first, which names the rows): "lowest NAME:
-    ROW; highest NAME: ROW", ties naming every row — the rows' names only: with their figures
-    the 1.5B multiplied the lowest by the highest for a price question. ``rows`` are the data rows'
+    ROW (CELL); highest NAME: ROW (CELL)", ties naming every row. ``rows`` are the data rows'
     cells; empty when no column qualifies or fewer than two rows do."""
     if len(rows) < 2 or any(len(r) < 2 or not r[0].strip() for r in rows):
         return []
@@ -71,7 +70,7 @@ def table_summary(rows: list[list[str]], header: list[str] | None = None) -> lis
         for word, pick in (("lowest", min), ("highest", max)):
             best = pick(v for v in values if v is not None)
             at = [r for r, v in zip(rows, values, strict=True) if v == best]
-            shown = ", ".join(r[0].strip() for r in at)  # no figure: none to work with
+            shown = ", ".join(f"{r[0].strip()} ({r[col].strip()})" for r in at)
             said.append(f"{word} {name}: {shown}")
         lines.append("; ".join(said))
         if len(lines) == _MAX_COLUMNS:
