@@ -11,6 +11,7 @@ from lar.calling.corrections import DESCRIBED_NUDGE, MORE_CALLS_NUDGE
 from lar.calling.prompt import ANSWER_MODE_NOTE, NO_TOOL_NOTE
 from lar.engines.scripted import ScriptedEngine
 from lar.errors import EngineError
+from lar.tools.base import held_back
 from lar.types import (
     ErrorEvent,
     Final,
@@ -292,7 +293,7 @@ def test_a_tool_its_gate_left_unlisted_runs_when_called_by_name() -> None:
         """Erase a key."""
         return f"erased {key}"
 
-    erase.offered = lambda request: False  # listed for no request
+    erase.offered = held_back  # listed for no request
     a, engine = agent([call("erase", key="k"), "Erased k."], tools=[add, lookup, erase])
     result = a.run("Erase k.")
     assert "erase" not in engine.calls[0][0].content  # not in the listing

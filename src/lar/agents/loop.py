@@ -61,7 +61,7 @@ from lar.calling.prompt import (
 from lar.calling.protocol import KnownTools, ParseResult
 from lar.engines.base import Engine
 from lar.errors import EngineError
-from lar.tools.base import ToolContext
+from lar.tools.base import ToolContext, held_back
 from lar.tools.executor import ToolExecutor, offered_for, tool_names
 from lar.types import (
     Code,
@@ -177,7 +177,7 @@ class _Loop:
         asked = next((m.content for m in reversed(history) if m.role == "user"), "")
         visible = executor.visible()
         self.tools = offered_for(visible, asked)
-        self.held = {t.name: t for t in visible if t not in self.tools}  # run when called
+        self.held = {t.name: t for t in visible if t.offered is held_back}  # run when called
         self.by_name = {t.name: t for t in self.tools}
         self.known = tool_names(self.tools)
         if settings.track == "protocol" and has_reply(self.tools):

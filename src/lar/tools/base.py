@@ -18,6 +18,7 @@ from lar.types import ToolResult, ToolSpec
 
 __all__ = [
     "Tool",
+    "held_back",
     "tool",
     "ToolContext",
     "ToolArgumentError",
@@ -129,6 +130,17 @@ def _strip_titles(schema: Any) -> Any:
     if isinstance(schema, list):
         return [_strip_titles(v) for v in schema]
     return schema
+
+
+def held_back(request: str) -> bool:
+    """A ``Tool.offered`` gate that lists the tool for no request: it runs only when the model
+    calls it by name (``lar.agents.calls.unlisted``), its permission asked as always. Only
+    tools so gated run unlisted; a tool a request's gate left out (``calendar`` for a request
+    with no date) stays out. ``file_move``'s and ``file_delete``'s: listed for every request
+    naming a file, they changed the 1.5B's answers to requests *about* a file, while for a
+    deletion the model calls ``file_delete`` unlisted (docs/evals.md)."""
+    del request
+    return False
 
 
 class Tool:

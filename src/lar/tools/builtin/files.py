@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Literal
 
-from lar.tools.base import ToolContext, private_paths, tool
+from lar.tools.base import ToolContext, held_back, private_paths, tool
 from lar.tools.danger import Verdict, runs_code_later
 
 __all__ = [
@@ -456,16 +456,6 @@ def file_delete(path: str, ctx: ToolContext) -> str:
     kept.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(entry, kept)  # a rename; a copy and delete where the home is on another disk
     return f"deleted {path} (kept in {kept} until you empty Lar's trash)"
-
-
-def held_back(request: str) -> bool:
-    """Never listed: a tool so gated runs when the model calls it by name
-    (``lar.agents.calls.unlisted``), its permission asked as always. ``file_move``'s and
-    ``file_delete``'s gate: listed for every request that names a file, they changed the 1.5B's
-    answers to requests *about* a file (the README's demo took 3 model calls, a table's total
-    went wrong), while for a deletion the model calls ``file_delete`` unlisted (docs/evals.md)."""
-    del request
-    return False
 
 
 file_move.offered = held_back
