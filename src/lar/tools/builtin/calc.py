@@ -197,8 +197,6 @@ def _date_span(expression: str, day_first: bool = False) -> str | None:
     if not days:
         return None
     rest = _ISO_OR_CJK.sub("D", expression.strip().rstrip("=?"))
-    if len(days) == 2 and re.fullmatch(r"\s*(from\s+)?D\s*(to|until|→|–|—|~|至|到)\s*D\s*", rest):
-        rest = "abs(D - D)"  # "2010-05-06 to 2011-10-30": a span, whichever comes first
     if len(days) == 2 and re.fullmatch(r"\s*(abs\s*)?\(?\s*D\s*-\s*D\s*\)?\s*", rest):
         span = (days[0] - days[1]).days
         first, last = (d.isoformat() for d in sorted(days))
