@@ -233,29 +233,6 @@ def test_a_span_written_as_a_subtraction_of_dates_is_counted_in_days(tmp_path: P
         assert run_calc(tmp_path, cjk) == said
 
 
-def test_a_span_of_slashed_dates_is_read_as_the_figures_or_the_language_say(
-    tmp_path: Path,
-) -> None:
-    from lar.tools.builtin.calc import calculate
-
-    rng = random.Random(47)
-    for _ in range(20):
-        a = date(1950, 1, 1) + timedelta(days=rng.randint(0, 40_000))
-        b = a + timedelta(days=rng.randint(1, 5000))
-        for language, day_first in ((None, False), ("pt", True), ("zh", False)):
-
-            def slashed(d: date, day_first: bool = day_first) -> str:
-                return f"{d.day}/{d.month}/{d.year}" if day_first else f"{d.month}/{d.day}/{d.year}"
-
-            ctx = ToolContext(workspace=tmp_path, language=language)
-            said = calculate.fn(expression=f"{slashed(b)} - {slashed(a)}", ctx=ctx)
-            assert said == f"{(b - a).days} days from {a.isoformat()} to {b.isoformat()}", said
-    # a figure over 12 decides, whatever the language: 14/4 is the 14th of April
-    ctx = ToolContext(workspace=tmp_path)
-    assert calculate.fn(expression="11/4/2018 - 14/4/2016", ctx=ctx).startswith("727 days")
-    assert "=" in calculate.fn(expression="10/3/2001", ctx=ctx)  # one figure: arithmetic
-
-
 def test_other_arithmetic_with_dates_is_an_error_naming_the_calendar_call(
     tmp_path: Path,
 ) -> None:

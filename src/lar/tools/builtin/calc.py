@@ -160,39 +160,13 @@ def number_text(value: float | int) -> str:
     return f"{value:.12g}"
 
 
-_SLASHED = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d/])")
-_SLASHED_SPAN = re.compile(rf"\s*\(?\s*{_SLASHED.pattern}\s*-\s*{_SLASHED.pattern}\s*\)?\s*")
-
-
-def _slashed_span(expression: str, day_first: bool) -> str:
-    """``expression`` with its two dates in ISO where it is a span written with slashed
-    dates ("11/4/2018 - 14/4/2016"), read day first where a figure over 12 says so or the
-    request's language writes them so (``day_first``), else month first; as it was otherwise
-    (one figure is 4/12/2018 divided twice)."""
-    found = _SLASHED_SPAN.fullmatch(expression.strip().rstrip("=?"))
-    if found is None:
-        return expression
-    pairs = [(int(found.group(i)), int(found.group(i + 1))) for i in (1, 4)]
-    if any(a > 12 for a, _ in pairs):
-        day_first = True
-    elif any(b > 12 for _, b in pairs):
-        day_first = False
-    years = (found.group(3), found.group(6))
-    iso = []
-    for (a, b), year in zip(pairs, years, strict=True):
-        day, month = (a, b) if day_first else (b, a)
-        iso.append(f"{year}-{month:02d}-{day:02d}")
-    return f"{iso[0]} - {iso[1]}"
-
-
-def _date_span(expression: str, day_first: bool = False) -> str | None:
+def _date_span(expression: str) -> str | None:
     """The days from one date to another when ``expression`` is one written as a subtraction
     ("2041-06-17 - 2038-02-25": what people and the 1.5B write for a span), else None. Any
     other arithmetic with dates in it is refused, naming the call that counts them: read as
     numbers it would give a wrong figure or none."""
     from lar.tools.builtin.dates import whole_dates
 
-    expression = _slashed_span(expression, day_first)
     days = whole_dates(_FILE_NAME.sub(" ", expression))  # sum(sales-2024-01-05.csv)
     if not days:
         return None
@@ -226,8 +200,7 @@ def calculate(expression: str, ctx: ToolContext) -> str:
         InvalidExpression,
     )
 
-    day_first = ctx.language is not None and ctx.language not in ("zh", "ja", "ko", "hu", "lt")
-    span = _date_span(expression, day_first)
+    span = _date_span(expression)
     if span is not None:
         return span
     text, read = _with_files(expression, ctx)
