@@ -216,37 +216,19 @@ def test_a_run_tells_its_tools_the_requests_language(tmp_path: Path) -> None:
     assert seen == ["pt", None]
 
 
-def test_a_span_written_as_a_subtraction_of_dates_is_counted_in_days(tmp_path: Path) -> None:
-    rng = random.Random(45)
-    for _ in range(12):
-        a = date(1950, 1, 1) + timedelta(days=rng.randint(0, 40_000))
-        b = a + timedelta(days=rng.randint(1, 5000))
-        days = (b - a).days
-        said = run_calc(tmp_path, f"{b.isoformat()} - {a.isoformat()}")
-        assert said == f"{days} days from {a.isoformat()} to {b.isoformat()}", said
-        assert run_calc(tmp_path, f"({b.isoformat()} - {a.isoformat()})") == said
-        assert run_calc(tmp_path, f"abs({a.isoformat()} - {b.isoformat()})") == said
-        assert run_calc(tmp_path, f"{a.isoformat()} - {b.isoformat()}") == (
-            f"-{days} days: {a.isoformat()} is {days} days before {b.isoformat()}"
-        )
-        cjk = f"{b.year}年{b.month}月{b.day}日 - {a.year}年{a.month}月{a.day}日"
-        assert run_calc(tmp_path, cjk) == said
-
-
-def test_other_arithmetic_with_dates_is_an_error_naming_the_calendar_call(
+def test_dates_given_to_calculate_are_an_error_naming_the_calendar_call_that_counts_them(
     tmp_path: Path,
 ) -> None:
     from lar.tools.builtin.calc import calculate
 
-    rng = random.Random(46)
+    rng = random.Random(45)
     for _ in range(12):
         a = date(1950, 1, 1) + timedelta(days=rng.randint(0, 40_000))
         b = a + timedelta(days=rng.randint(1, 5000))
         executor = ToolExecutor([calculate, calendar], approver=lambda *_: False)
         ctx = ToolContext(workspace=tmp_path)
         try:
-            expression = f"{b.isoformat()} - {a.isoformat()} + {rng.randint(1, 9)}"
-            wrong = ToolCall("c", "calculate", {"expression": expression})
+            wrong = ToolCall("c", "calculate", {"expression": f"{b.isoformat()} - {a.isoformat()}"})
             result = asyncio.run(executor.run(wrong, ctx))
             assert not result.ok and result.error is not None
             named = f'calendar(date="{a.isoformat()}", until="{b.isoformat()}")'

@@ -109,7 +109,6 @@ def _computation(text: str, expression: str) -> str:
 _FILE_NAME = re.compile(r"""(["']?)([\w./-]+\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w.])\1""")
 _NUMBER = re.compile(r"[-+]?(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
 _FILE_NUMBERS = 10_000
-_ISO_OR_CJK = re.compile(r"\d{4}-\d{2}-\d{2}|\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日")
 
 
 def _with_files(expression: str, ctx: ToolContext) -> tuple[str, list[str]]:
@@ -160,27 +159,17 @@ def number_text(value: float | int) -> str:
     return f"{value:.12g}"
 
 
-def _date_span(expression: str) -> str | None:
-    """The days from one date to another when ``expression`` is one written as a subtraction
-    ("2041-06-17 - 2038-02-25": what people and the 1.5B write for a span), else None. Any
-    other arithmetic with dates in it is refused, naming the call that counts them: read as
-    numbers it would give a wrong figure or none."""
+def _not_dates(expression: str) -> None:
+    """A span of dates written as a subtraction ("1964-02-24 - 1961-04-13") reads as numbers
+    and gives a wrong figure or none: the error names the call that counts it."""
     from lar.tools.builtin.dates import whole_dates
 
-    days = whole_dates(_FILE_NAME.sub(" ", expression))  # sum(sales-2024-01-05.csv)
+    days = sorted(whole_dates(_FILE_NAME.sub(" ", expression)))  # sum(sales-2024-01-05.csv)
     if not days:
-        return None
-    rest = _ISO_OR_CJK.sub("D", expression.strip().rstrip("=?"))
-    if len(days) == 2 and re.fullmatch(r"\s*(abs\s*)?\(?\s*D\s*-\s*D\s*\)?\s*", rest):
-        span = (days[0] - days[1]).days
-        first, last = (d.isoformat() for d in sorted(days))
-        if span >= 0 or rest.lstrip().startswith("abs"):
-            return f"{abs(span)} days from {first} to {last}"
-        return f"{span} days: {first} is {-span} days before {last}"
-    ordered = sorted(days)
-    until = f', until="{ordered[-1].isoformat()}"' if len(ordered) > 1 else ""
+        return
+    until = f', until="{days[-1].isoformat()}"' if len(days) > 1 else ""
     raise ValueError(
-        f'{expression!r} holds dates, not numbers: calendar(date="{ordered[0].isoformat()}"'
+        f'{expression!r} holds dates, not numbers: calendar(date="{days[0].isoformat()}"'
         f"{until}) counts the days between two dates and names the weekday of one"
     )
 
@@ -200,9 +189,7 @@ def calculate(expression: str, ctx: ToolContext) -> str:
         InvalidExpression,
     )
 
-    span = _date_span(expression)
-    if span is not None:
-        return span
+    _not_dates(expression)
     text, read = _with_files(expression, ctx)
     text = _computation(_normalized(text), expression)
     # Lists too: the 1.5B writes sum([12.5, 7.25, 30]) as often as sum(12.5, 7.25, 30).
